@@ -1,0 +1,42 @@
+# make run: start the dashboard at http://localhost:8501.  make test: every test, with lint.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: install system-deps run test lint bench clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+# Debian/Ubuntu packages the tests need: Chromium for the browser test, and the real
+# Fashion-MNIST files (the tests must not depend on the internet).
+system-deps:
+	@missing=""; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	[ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || missing="$$missing dataset-fashion-mnist"; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing$$missing with apt-get"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+run: install
+	$(VENV)/bin/streamlit run streamlit_app.py --server.port 8501
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: install system-deps lint
+	$(PY) -m pytest
+
+bench: install
+	$(PY) bench/train_speed.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache artifacts

@@ -1,0 +1,185 @@
+"""Dataset registry: mnist, fashion_mnist and synthetic, as float32 images in [0, 1]."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+# Debian's and Ubuntu's `apt-get install dataset-fashion-mnist` puts the real files here.
+DEBIAN_FASHION_DIR = Path("/usr/share/datasets/fashion-mnist")
+FASHION_FILES = (
+    "train-images-idx3-ubyte.gz",
+    "train-labels-idx1-ubyte.gz",
+    "t10k-images-idx3-ubyte.gz",
+    "t10k-labels-idx1-ubyte.gz",
+)
+SYNTHETIC_TEST_SIZE = 10_000
+NUM_CLASSES = 10
+
+
+class DatasetError(RuntimeError):
+    """A dataset cannot be loaded here (offline and not cached, or a broken file)."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Train and test arrays: images float32 (N, 28, 28) in [0, 1], labels int32 (N,)."""
+
+    name: str
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+    source: str
+
+
+@dataclass(frozen=True)
+class Availability:
+    available: bool
+    reason: str
+
+
+def keras_datasets_dir() -> Path:
+    """Where Keras caches downloads: $KERAS_HOME/datasets, else ~/.keras/datasets (as Keras decides)."""
+    home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+    if not os.access(home, os.W_OK) and not os.environ.get("KERAS_HOME"):
+        home = os.path.join("/tmp", ".keras")
+    return Path(home) / "datasets"
+
+
+def _fashion_dir() -> Path | None:
+    for folder in (keras_datasets_dir() / "fashion-mnist", DEBIAN_FASHION_DIR):
+        if all((folder / f).is_file() for f in FASHION_FILES):
+            return folder
+    return None
+
+
+def _read_idx(path: Path, offset: int) -> np.ndarray:
+    # IDX files: a big-endian header (8 bytes for labels, 16 for images), then uint8 data.
+    with gzip.open(path, "rb") as fh:
+        return np.frombuffer(fh.read(), np.uint8, offset=offset)
+
+
+def _scale(x: np.ndarray) -> np.ndarray:
+    # Scale images to the [0, 1] range.
+    return (x.astype(np.float32) / 255.0).reshape(-1, 28, 28)
+
+
+def _load_fashion(_: int | None, __: int) -> Dataset:
+    folder = _fashion_dir()
+    if folder is None:
+        # Keras' own loader downloads into its cache (and needs the internet).
+        try:
+            import keras
+
+            (xtr, ytr), (xte, yte) = keras.datasets.fashion_mnist.load_data()
+        except Exception as err:  # noqa: BLE001 - any download failure means "not available"
+            raise DatasetError(_offline_message("fashion_mnist", err)) from None
+        return Dataset("fashion_mnist", _scale(xtr), ytr.astype(np.int32), _scale(xte), yte.astype(np.int32), "keras download")
+    try:
+        xtr = _read_idx(folder / FASHION_FILES[0], 16)
+        ytr = _read_idx(folder / FASHION_FILES[1], 8)
+        xte = _read_idx(folder / FASHION_FILES[2], 16)
+        yte = _read_idx(folder / FASHION_FILES[3], 8)
+    except (OSError, EOFError, ValueError) as err:
+        raise DatasetError(f"The Fashion-MNIST files in {folder} cannot be read ({err}).") from None
+    if xtr.size != len(ytr) * 784 or xte.size != len(yte) * 784:
+        raise DatasetError(f"The Fashion-MNIST files in {folder} are truncated or mismatched.")
+    return Dataset("fashion_mnist", _scale(xtr), ytr.astype(np.int32), _scale(xte), yte.astype(np.int32), str(folder))
+
+
+def _load_mnist(_: int | None, __: int) -> Dataset:
+    try:
+        import keras
+
+        (xtr, ytr), (xte, yte) = keras.datasets.mnist.load_data()
+    except Exception as err:  # noqa: BLE001
+        raise DatasetError(_offline_message("mnist", err)) from None
+    return Dataset("mnist", _scale(xtr), ytr.astype(np.int32), _scale(xte), yte.astype(np.int32), "keras")
+
+
+def _load_synthetic(size: int | None, seed: int) -> Dataset:
+    """Learnable 28x28 images: one smooth random pattern per class, shifted and noisy."""
+    n_train = size or 60_000
+    rng = np.random.default_rng(seed)
+    # Low-frequency class prototypes, so neighbouring pixels agree like in real images.
+    coarse = rng.random((NUM_CLASSES, 7, 7), dtype=np.float32)
+    prototypes = np.kron(coarse, np.ones((4, 4), dtype=np.float32))
+
+    def make(n: int) -> tuple[np.ndarray, np.ndarray]:
+        labels = rng.integers(0, NUM_CLASSES, size=n, dtype=np.int32)
+        images = prototypes[labels] * rng.uniform(0.5, 1.0, size=(n, 1, 1)).astype(np.float32)
+        images += rng.normal(0.0, 0.35, size=(n, 28, 28)).astype(np.float32)
+        return np.clip(images, 0.0, 1.0, out=images), labels
+
+    xtr, ytr = make(n_train)
+    xte, yte = make(SYNTHETIC_TEST_SIZE)
+    return Dataset("synthetic", xtr, ytr, xte, yte, f"generated (seed {seed})")
+
+
+def _available_fashion() -> Availability:
+    folder = _fashion_dir()
+    if folder is not None:
+        return Availability(True, f"files in {folder}")
+    return Availability(
+        False,
+        "not downloaded: needs the internet once, or offline `apt-get install dataset-fashion-mnist`",
+    )
+
+
+def _available_mnist() -> Availability:
+    if (keras_datasets_dir() / "mnist.npz").is_file():
+        return Availability(True, f"cached in {keras_datasets_dir()}")
+    return Availability(False, "not downloaded: needs the internet once (Keras fetches mnist.npz)")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    label: str
+    load: Callable[[int | None, int], Dataset]
+    availability: Callable[[], Availability]
+
+
+REGISTRY: dict[str, DatasetSpec] = {
+    "fashion_mnist": DatasetSpec("Fashion-MNIST", _load_fashion, _available_fashion),
+    "mnist": DatasetSpec("MNIST", _load_mnist, _available_mnist),
+    "synthetic": DatasetSpec("Synthetic", _load_synthetic, lambda: Availability(True, "generated, always available")),
+}
+
+
+def availability(name: str) -> Availability:
+    """Whether `name` can be loaded here without the internet, and why not."""
+    return REGISTRY[name].availability()
+
+
+def _offline_message(name: str, err: Exception) -> str:
+    ready = [n for n in REGISTRY if n != name and availability(n).available]
+    return (
+        f"Dataset {name} is not on this machine and could not be downloaded ({type(err).__name__}); "
+        f"available here: {', '.join(ready)}."
+    )
+
+
+_cache: dict[tuple, Dataset] = {}
+_cache_lock = threading.Lock()
+
+
+def load(name: str, train_subset: int | None = None, seed: int = 0) -> Dataset:
+    """Load a dataset once per process; a subset takes the first `train_subset` training samples."""
+    if name not in REGISTRY:
+        raise DatasetError(f"dataset must be one of {', '.join(REGISTRY)}, not {name!r}.")
+    # Synthetic data is generated at the size asked for; real data is loaded whole and sliced.
+    key = (name, train_subset, seed) if name == "synthetic" else (name,)
+    with _cache_lock:
+        if key not in _cache:
+            _cache[key] = REGISTRY[name].load(train_subset, seed)
+        data = _cache[key]
+    if train_subset and name != "synthetic":
+        data = Dataset(name, data.x_train[:train_subset], data.y_train[:train_subset], data.x_test, data.y_test, data.source)
+    return data

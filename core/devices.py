@@ -1,0 +1,167 @@
+"""What hardware there is, and turning a device name into a TensorFlow device string."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+
+from core.config import normalize_device
+from core.tf_setup import tf
+
+GPU_ADVICE = (
+    "To train on a GPU, install the CUDA build with pip install \"tensorflow[and-cuda]\" on a Linux "
+    "machine with an NVIDIA driver, then check it with python -m core devices."
+)
+
+
+class DeviceError(RuntimeError):
+    """The device asked for is not on this machine."""
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    index: int
+    name: str
+    compute_capability: str | None
+    memory_mb: int | None
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    hostname: str
+    platform: str
+    python: str
+    tensorflow: str
+    keras: str
+    cpu_model: str
+    cpu_cores: int
+    logical_cpus: int
+    cuda_build: str | None
+    cudnn_build: str | None
+    gpus: list[GpuInfo] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """Plain dict for JSON."""
+        return asdict(self)
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name, from /proc/cpuinfo where there is one."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.lower().startswith(("model name", "hardware", "processor\t: ")) and ":" in line:
+                    name = line.split(":", 1)[1].strip()
+                    if name and not name.isdigit():
+                        return name
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def cpu_cores() -> int:
+    """CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+@lru_cache(maxsize=1)
+def host_info() -> HostInfo:
+    """Describe this machine: CPU, TensorFlow and CUDA builds, and every GPU."""
+    t = tf()
+    import keras
+
+    build = t.sysconfig.get_build_info()
+    gpus = []
+    for index, dev in enumerate(t.config.list_physical_devices("GPU")):
+        details = t.config.experimental.get_device_details(dev)
+        cc = details.get("compute_capability")
+        gpus.append(
+            GpuInfo(
+                index=index,
+                name=details.get("device_name", f"GPU {index}"),
+                compute_capability=f"{cc[0]}.{cc[1]}" if cc else None,
+                memory_mb=_gpu_total_memory_mb(index),
+            )
+        )
+    return HostInfo(
+        hostname=socket.gethostname(),
+        platform=platform.platform(),
+        python=platform.python_version(),
+        tensorflow=t.__version__,
+        keras=keras.__version__,
+        cpu_model=cpu_model(),
+        cpu_cores=cpu_cores(),
+        logical_cpus=len(t.config.list_logical_devices("CPU")),
+        cuda_build=build.get("cuda_version") or None,
+        cudnn_build=build.get("cudnn_version") or None,
+        gpus=gpus,
+    )
+
+
+def _gpu_total_memory_mb(index: int) -> int | None:
+    """Total memory of GPU `index` from nvidia-smi, which TF itself does not report."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("nvidia-smi"):
+        return None
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", f"--id={index}", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout
+        return int(out.strip().splitlines()[0])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
+def gpu_count() -> int:
+    """How many GPUs TensorFlow can use here."""
+    return len(tf().config.list_physical_devices("GPU"))
+
+
+def resolve(device: str) -> str:
+    """Device name ('cpu', 'gpu', 'gpu:1', 'cpu:1') -> TF device string ('/GPU:0'); raise if absent."""
+    name = normalize_device(device)
+    kind, _, index = name.partition(":")
+    index_n = int(index or 0)
+    t = tf()
+    if kind == "gpu":
+        count = len(t.config.list_physical_devices("GPU"))
+        if count == 0:
+            raise DeviceError(f"No GPU is visible to TensorFlow {t.__version__} on this machine. {GPU_ADVICE}")
+        if index_n >= count:
+            raise DeviceError(f"There is no gpu:{index_n}; this machine has {count} GPU(s), gpu:0 to gpu:{count - 1}.")
+        return f"/GPU:{index_n}"
+    count = len(t.config.list_logical_devices("CPU"))
+    if index_n >= count:
+        raise DeviceError(
+            f"There is no cpu:{index_n}; TensorFlow has {count} logical CPU device(s) here "
+            f"(more can be made with TFDASH_LOGICAL_CPUS=N before start-up)."
+        )
+    return f"/CPU:{index_n}"
+
+
+def short_device(tf_device: str) -> str:
+    """'/job:localhost/replica:0/task:0/device:GPU:0' -> 'GPU:0'."""
+    tail = tf_device.rsplit("device:", 1)[-1]
+    return tail.lstrip("/").upper() if tail else tf_device
+
+
+def describe(device: str) -> str:
+    """A human name for a device: the GPU's name, or the CPU model."""
+    name = normalize_device(device)
+    if name.startswith("gpu"):
+        index = int(name.partition(":")[2] or 0)
+        gpus = host_info().gpus
+        return gpus[index].name if index < len(gpus) else name.upper()
+    return cpu_model()
