@@ -103,8 +103,10 @@ def format_epoch(m, total: int) -> str:
 def format_summary(result) -> str:
     """Median steady-state epoch time and final accuracy, in one line."""
     median = result.median_epoch_seconds()
-    steady = f"median steady-state epoch {median:.3f}s (epochs 2-{len(result.epochs)})" if median else (
-        "no steady-state epoch (epoch 1 is warm-up; run 2+ epochs to time)"
+    steady = (
+        f"median steady-state epoch {median:.3f}s (epochs 2-{len(result.epochs)})"
+        if median
+        else ("no steady-state epoch (epoch 1 is warm-up; run 2+ epochs to time)")
     )
     acc = result.final_test_accuracy()
     acc_text = f"final test accuracy {acc:.4f}" if acc is not None else "no finished epoch"
@@ -125,7 +127,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         f"batch {config.batch_size}, {config.optimizer} lr {config.learning_rate}, {config.execution} execution",
         flush=True,
     )
-    result = train(config, on_epoch=lambda m, _: print(format_epoch(m, config.epochs), flush=True), should_stop=_stop_on_ctrl_c())
+    result = train(
+        config, on_epoch=lambda m, _: print(format_epoch(m, config.epochs), flush=True), should_stop=_stop_on_ctrl_c()
+    )
     if args.json:
         try:
             with open(args.json, "w", encoding="utf-8") as fh:

@@ -94,7 +94,9 @@ class TrainConfig:
 
         lr = self.learning_rate
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr):
-            raise ConfigError("learning_rate", f"learning_rate must be a finite number above 0 and at most 10, not {lr!r}.")
+            raise ConfigError(
+                "learning_rate", f"learning_rate must be a finite number above 0 and at most 10, not {lr!r}."
+            )
         if not 0 < lr <= MAX_LEARNING_RATE:
             raise ConfigError("learning_rate", f"learning_rate must be above 0 and at most 10, not {lr}.")
         object.__setattr__(self, "learning_rate", float(lr))

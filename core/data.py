@@ -81,7 +81,9 @@ def _load_fashion(_: int | None, __: int) -> Dataset:
             (xtr, ytr), (xte, yte) = keras.datasets.fashion_mnist.load_data()
         except Exception as err:  # noqa: BLE001 - any download failure means "not available"
             raise DatasetError(_offline_message("fashion_mnist", err)) from None
-        return Dataset("fashion_mnist", _scale(xtr), ytr.astype(np.int32), _scale(xte), yte.astype(np.int32), "keras download")
+        return Dataset(
+            "fashion_mnist", _scale(xtr), ytr.astype(np.int32), _scale(xte), yte.astype(np.int32), "keras download"
+        )
     try:
         xtr = _read_idx(folder / FASHION_FILES[0], 16)
         ytr = _read_idx(folder / FASHION_FILES[1], 8)
@@ -181,5 +183,7 @@ def load(name: str, train_subset: int | None = None, seed: int = 0) -> Dataset:
             _cache[key] = REGISTRY[name].load(train_subset, seed)
         data = _cache[key]
     if train_subset and name != "synthetic":
-        data = Dataset(name, data.x_train[:train_subset], data.y_train[:train_subset], data.x_test, data.y_test, data.source)
+        data = Dataset(
+            name, data.x_train[:train_subset], data.y_train[:train_subset], data.x_test, data.y_test, data.source
+        )
     return data

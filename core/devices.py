@@ -12,7 +12,7 @@ from core.config import normalize_device
 from core.tf_setup import tf
 
 GPU_ADVICE = (
-    "To train on a GPU, install the CUDA build with pip install \"tensorflow[and-cuda]\" on a Linux "
+    'To train on a GPU, install the CUDA build with pip install "tensorflow[and-cuda]" on a Linux '
     "machine with an NVIDIA driver, then check it with python -m core devices."
 )
 

@@ -120,7 +120,9 @@ class FastEngine:
         for start in range(0, self.n_test, EVAL_BATCH):
             if should_stop():
                 raise Cancelled
-            loss, hits = self._eval_chunk(self.x_test[start : start + EVAL_BATCH], self.y_test[start : start + EVAL_BATCH])
+            loss, hits = self._eval_chunk(
+                self.x_test[start : start + EVAL_BATCH], self.y_test[start : start + EVAL_BATCH]
+            )
             loss_sum += float(loss.numpy())
             correct += float(hits.numpy())
         return loss_sum / self.n_test, correct / self.n_test
@@ -204,10 +206,13 @@ def train(
     config: TrainConfig,
     on_epoch: EpochCallback | None = None,
     should_stop: StopCheck | None = None,
+    run_id: str | None = None,
 ) -> RunResult:
     """Train a fresh model on config.device; never raises for a training failure."""
     stop: StopCheck = should_stop or (lambda: False)
-    result = RunResult(config=config.to_dict(), host={}, device={"requested": config.device}, started_at=_now())
+    result = RunResult(
+        config=config.to_dict(), host={}, device={"requested": config.device}, started_at=_now(), run_id=run_id
+    )
     try:
         t = tf()
         import keras

@@ -1,0 +1,234 @@
+"""One training at a time per process: a first-come-first-served queue on a worker thread.
+
+The worker belongs to no browser session: closing a tab or rerunning a script neither
+stops nor duplicates a run, and any session can find it again by its id.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.results import EpochMetrics, RunResult
+
+# Job kinds: config type -> function(config, on_epoch, should_stop, run_id) -> result.
+# training registers TrainConfig below; other kinds (sweeps) register themselves.
+JOB_KINDS: dict[type, Callable[..., Any]] = {}
+
+
+def register_kind(config_type: type, run: Callable[..., Any]) -> None:
+    """Teach the runner a new kind of job."""
+    JOB_KINDS[config_type] = run
+
+
+def _train(config, on_epoch, should_stop, run_id):
+    from core.training import train
+
+    return train(config, on_epoch=on_epoch, should_stop=should_stop, run_id=run_id)
+
+
+@dataclass
+class Job:
+    """A submitted job; `result` fills in epoch by epoch while it runs."""
+
+    run_id: str
+    config: Any
+    state: str = "queued"  # queued, running, then the result's status
+    submitted_at: float = field(default_factory=time.time)
+    started_at: float | None = None
+    finished_at: float | None = None
+    result: RunResult | None = None
+    epochs: list[EpochMetrics] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+    order: int = 0
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """A snapshot of a job, safe to read from any thread."""
+
+    run_id: str
+    state: str
+    position: int | None  # 1 = next to run, while queued
+    epochs_done: int
+    epochs_total: int | None
+    epochs: tuple[EpochMetrics, ...]
+    result: RunResult | None
+    error: str | None
+    config: Any
+
+    def describe(self) -> str:
+        """'queued (position 2)', 'running (epoch 3 of 10)', 'completed', ..."""
+        if self.state == "queued":
+            return f"queued (position {self.position})"
+        if self.state == "running" and self.epochs_total:
+            return f"running (epoch {min(self.epochs_done + 1, self.epochs_total)} of {self.epochs_total})"
+        return self.state
+
+
+Listener = Callable[[str, Job, Any], None]
+
+
+class Runner:
+    """A queue and one worker thread: jobs run strictly one after another."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._jobs: dict[str, Job] = {}
+        self._queue: list[Job] = []
+        self._current: Job | None = None
+        self._counter = itertools.count()
+        self._listeners: list[Listener] = []
+        self._worker = threading.Thread(target=self._work, name="training-runner", daemon=True)
+        self._worker.start()
+
+    # -- listeners (e.g. the store writing each epoch as it finishes) ------------
+    def add_listener(self, listener: Listener) -> None:
+        """listener(event, job, payload) for event in submitted, started, epoch, finished."""
+        self._listeners.append(listener)
+
+    def _emit(self, event: str, job: Job, payload: Any = None) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event, job, payload)
+            except Exception:  # noqa: BLE001 - a broken listener must not kill the worker
+                pass
+
+    # -- the public API --------------------------------------------------------
+    def submit(self, config: Any, run_id: str | None = None) -> str:
+        """Queue a job and return its id at once."""
+        if type(config) not in JOB_KINDS:
+            raise TypeError(f"the runner cannot run a {type(config).__name__}")
+        job = Job(run_id=run_id or uuid.uuid4().hex[:12], config=config, order=next(self._counter))
+        with self._cond:
+            self._jobs[job.run_id] = job
+            self._queue.append(job)
+            self._cond.notify_all()
+        self._emit("submitted", job)
+        return job.run_id
+
+    def cancel(self, run_id: str) -> bool:
+        """Stop a running job (within a second) or drop a queued one; False if unknown or done."""
+        with self._cond:
+            job = self._jobs.get(run_id)
+            if job is None or job.state not in ("queued", "running"):
+                return False
+            job.stop.set()
+            if job.state == "queued":
+                self._queue.remove(job)
+                job.state = "cancelled"
+                job.finished_at = time.time()
+                self._cond.notify_all()
+                cancelled_while_queued = True
+            else:
+                cancelled_while_queued = False
+        if cancelled_while_queued:
+            self._emit("finished", job)
+        return True
+
+    def status(self, run_id: str) -> JobStatus | None:
+        """Where a job stands, or None if this process has never seen it."""
+        with self._cond:
+            job = self._jobs.get(run_id)
+            return None if job is None else self._snapshot(job)
+
+    def jobs(self) -> list[JobStatus]:
+        """Running and queued jobs, in the order they will run."""
+        with self._cond:
+            active = ([self._current] if self._current else []) + list(self._queue)
+            return [self._snapshot(j) for j in active]
+
+    def current(self) -> JobStatus | None:
+        """The running job, if any."""
+        with self._cond:
+            return self._snapshot(self._current) if self._current else None
+
+    def wait(self, run_id: str, timeout: float | None = None) -> JobStatus | None:
+        """Block until the job has finished (or timeout); return its status."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while True:
+                job = self._jobs.get(run_id)
+                if job is None or job.state not in ("queued", "running"):
+                    return None if job is None else self._snapshot(job)
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return self._snapshot(job)
+                self._cond.wait(left)
+
+    def _snapshot(self, job: Job) -> JobStatus:
+        position = self._queue.index(job) + 1 if job in self._queue else None
+        total = getattr(job.config, "epochs", None)
+        error = job.result.error if job.result is not None else None
+        return JobStatus(
+            run_id=job.run_id,
+            state=job.state,
+            position=position,
+            epochs_done=len(job.epochs),
+            epochs_total=total,
+            epochs=tuple(job.epochs),
+            result=job.result,
+            error=error,
+            config=job.config,
+        )
+
+    # -- the worker --------------------------------------------------------------
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue:
+                    self._cond.wait()
+                job = self._queue.pop(0)
+                job.state = "running"
+                job.started_at = time.time()
+                self._current = job
+                self._cond.notify_all()
+            self._emit("started", job)
+
+            def on_epoch(metrics, result, job=job):
+                with self._cond:
+                    job.epochs.append(metrics)
+                    job.result = result
+                    self._cond.notify_all()
+                self._emit("epoch", job, metrics)
+
+            try:
+                result = JOB_KINDS[type(job.config)](job.config, on_epoch, job.stop.is_set, job.run_id)
+                state = getattr(result, "status", "completed")
+            except Exception as err:  # noqa: BLE001 - job functions should not raise; be safe anyway
+                result, state = None, "failed"
+                job.error_text = f"{type(err).__name__}: {err}"
+            with self._cond:
+                job.result = result
+                job.state = state
+                job.finished_at = time.time()
+                self._current = None
+                self._cond.notify_all()
+            self._emit("finished", job)
+
+
+_default: Runner | None = None
+_default_lock = threading.Lock()
+
+
+def get_runner() -> Runner:
+    """The process-wide runner shared by every browser session."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Runner()
+        return _default
+
+
+def _register_training() -> None:
+    from core.config import TrainConfig
+
+    register_kind(TrainConfig, _train)
+
+
+_register_training()
