@@ -24,6 +24,8 @@ class EpochMetrics:
     eval_seconds: float
     samples_per_second: float
     warmup: bool
+    # Achieved training GFLOP/s (model FLOPs per sample x samples/s); None where unknown.
+    gflops_per_second: float | None = None
 
 
 @dataclass
