@@ -1,0 +1,44 @@
+"""Shared fixtures. CI sets CI=true: there a missing dependency fails instead of skipping."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def require(condition: bool, what: str) -> None:
+    """Skip on a developer machine without `what`; fail loudly in CI, where it must be installed."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"{what} is missing in CI; .ci/run must install it.")
+    pytest.skip(f"{what} is not installed here (make system-deps installs it).")
+
+
+@pytest.fixture(scope="session")
+def fashion_mnist():
+    """The real Fashion-MNIST, from Debian's dataset-fashion-mnist or Keras' cache."""
+    from core import data
+
+    require(data.availability("fashion_mnist").available, "Fashion-MNIST (apt-get install dataset-fashion-mnist)")
+    return data.load("fashion_mnist")
+
+
+def run_cli(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+    """Run `python -m core ARGS` in a fresh interpreter, from the repository root."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "core", *args],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
