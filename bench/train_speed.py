@@ -1,0 +1,95 @@
+"""Benchmark: core's fast training against plain keras model.fit, in the same process.
+
+The tutorial's model (softmax regression) on Fashion-MNIST, batch 100, SGD 0.1, on the
+CPU. Epochs alternate: after each core epoch, one plain-fit epoch runs on its own
+model, so machine noise hits both alike. Epoch 1 of each is warm-up (tracing) and is
+left out of the medians. Prints both median epoch times, both test accuracies, what
+the per-epoch callback costs, and, last, speedup_vs_plain_keras_fit.
+
+    .venv/bin/python bench/train_speed.py [--epochs 8] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core import data, devices, models  # noqa: E402
+from core.config import TrainConfig  # noqa: E402
+from core.tf_setup import tf  # noqa: E402
+from core.training import train  # noqa: E402
+
+
+def plain_keras(config: TrainConfig, tf_device: str):
+    """What a user writes: compile, then fit one epoch at a time, then evaluate."""
+    import keras
+
+    with tf().device(tf_device):
+        keras.utils.set_random_seed(config.seed + 1)
+        model = models.build(config.model)
+        model.compile(
+            optimizer=keras.optimizers.SGD(learning_rate=config.learning_rate),
+            loss="sparse_categorical_crossentropy",
+            metrics=["accuracy"],
+        )
+    return model
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=8, help="epochs per side (>= 4: 3+ steady-state)")
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+    config = TrainConfig(dataset="fashion_mnist", model="softmax", device=args.device, epochs=args.epochs)
+    tf_device = devices.resolve(config.device)
+    ds = data.load(config.dataset)
+    model = plain_keras(config, tf_device)
+
+    plain_times: list[float] = []
+    plain_acc: list[float] = []
+    callback_seconds: list[float] = []
+
+    def interleave(metrics, result):
+        # Not timed by core: core measures train_seconds around its own training only.
+        began = time.perf_counter()
+        result.to_frame()  # what the dashboard does with each epoch
+        callback_seconds.append(time.perf_counter() - began)
+        with tf().device(tf_device):
+            began = time.perf_counter()
+            model.fit(ds.x_train, ds.y_train, batch_size=config.batch_size, epochs=1, shuffle=True, verbose=0)
+            plain_times.append(time.perf_counter() - began)
+            plain_acc.append(model.evaluate(ds.x_test, ds.y_test, verbose=0)[1])
+
+    result = train(config, on_epoch=interleave)
+    if result.status != "completed":
+        sys.exit(f"core training {result.status}: {result.error}")
+
+    core_median = result.median_epoch_seconds()
+    plain_median = statistics.median(plain_times[1:])
+    epoch_total = statistics.median(e.train_seconds + e.eval_seconds for e in result.steady_epochs())
+    callback_cost = statistics.median(callback_seconds[1:]) / epoch_total
+
+    info = devices.host_info()
+    print(f"host: {info.cpu_model}, {info.cpu_cores} cores; TensorFlow {info.tensorflow}, Keras {info.keras}")
+    print(f"config: softmax, fashion_mnist, batch {config.batch_size}, sgd {config.learning_rate}, {config.device}")
+    print(f"epochs each: {config.epochs} (epoch 1 is warm-up; medians over epochs 2-{config.epochs})")
+    print("epoch  core_s  plain_fit_s  core_test_acc  plain_test_acc")
+    for e, p, acc in zip(result.epochs, plain_times, plain_acc, strict=True):
+        warm = "  (warm-up)" if e.warmup else ""
+        print(f"{e.epoch:>5}  {e.train_seconds:6.3f}  {p:11.3f}  {e.test_accuracy:13.4f}  {acc:14.4f}{warm}")
+    print(f"core median epoch seconds:       {core_median:.4f}")
+    print(f"plain fit median epoch seconds:  {plain_median:.4f}")
+    print(f"core test accuracy:              {result.final_test_accuracy():.4f}")
+    print(f"plain fit test accuracy:         {plain_acc[-1]:.4f}")
+    print(f"accuracy difference:             {result.final_test_accuracy() - plain_acc[-1]:+.4f}")
+    print(f"per-epoch callback cost:         {callback_cost * 100:.2f}% of an epoch (target < 3%)")
+    print(f"speedup_vs_plain_keras_fit: {plain_median / core_median:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""python -m core: exit codes, one-sentence errors, per-epoch lines and the JSON file."""
+
+import json
+
+import pytest
+
+from core.cli import main
+from tests.conftest import run_cli
+
+TINY = ["--dataset", "synthetic", "--train-subset", "300", "--batch-size", "50"]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["train", "--epochs", "0"], "epochs must be from 1 to 1000"),
+        (["train", "--epochs", "ten"], "argument --epochs: invalid int value"),
+        (["train", "--learning-rate", "nan"], "learning_rate must be a finite number"),
+        (["train", "--batch-size", "70000"], "batch_size must be from 1 to 60000"),
+        (["train", "--device", "tpu"], "device must be cpu, gpu"),
+        (["train", "--model", "vgg"], "argument --model: invalid choice"),
+        (["train", "--frobnicate"], "unrecognized arguments"),
+        (["launch"], "invalid choice"),
+    ],
+)
+def test_bad_flags_exit_2_with_one_sentence(args, says, capsys):
+    with pytest.raises(SystemExit) as info:
+        code = main(args)
+        raise SystemExit(code)
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0]
+
+
+def test_train_prints_epochs_and_summary_and_writes_json(tmp_path):
+    out = tmp_path / "run.json"
+    proc = run_cli("train", *TINY, "--epochs", "3", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    epoch_lines = [line for line in lines if line.startswith("epoch")]
+    assert len(epoch_lines) == 3 and "warm-up" in epoch_lines[0] and "warm-up" not in epoch_lines[1]
+    assert lines[-1].startswith("completed: median steady-state epoch")
+    assert "Traceback" not in proc.stderr and "oneDNN" not in proc.stderr
+    data = json.loads(out.read_text())
+    assert data["status"] == "completed" and len(data["epochs"]) == 3
+    assert data["config"]["dataset"] == "synthetic" and data["config"]["train_subset"] == 300
+
+
+def test_missing_gpu_is_a_sentence_not_a_traceback(tmp_path):
+    from core import devices
+
+    out = tmp_path / "run.json"
+    proc = run_cli("train", *TINY, "--device", "gpu", "--epochs", "1", "--json", str(out))
+    if devices.gpu_count():  # a machine with a GPU trains there instead
+        assert proc.returncode == 0 and json.loads(out.read_text())["device"]["variables_on"] == "GPU:0"
+        return
+    assert proc.returncode == 1
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: No GPU is visible") and "Traceback" not in proc.stderr
+    assert json.loads(out.read_text())["status"] == "failed"
+
+
+def test_devices_json():
+    proc = run_cli("devices", "--json")
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout)
+    assert {"cpu_model", "cpu_cores", "tensorflow", "cuda_build", "cudnn_build", "gpus"} <= set(info)

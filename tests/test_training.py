@@ -1,0 +1,136 @@
+"""train(): the real engine on small data, checked against trusted references."""
+
+import json
+import math
+
+import pytest
+
+from core import models
+from core.config import TrainConfig
+from core.results import RunResult
+from core.training import train
+
+TINY = dict(dataset="synthetic", train_subset=600, batch_size=50, seed=3)
+
+
+def test_tutorial_model_reaches_the_published_baseline(fashion_mnist):
+    # Published logistic-regression baseline on Fashion-MNIST: 0.842 test accuracy.
+    result = train(TrainConfig(dataset="fashion_mnist", model="softmax", epochs=2, batch_size=100, learning_rate=0.1))
+    assert result.status == "completed", result.error
+    assert result.final_test_accuracy() >= 0.80
+    assert result.device["variables_on"] == "CPU:0"
+    assert result.device["parameters"] == 7_850
+
+
+@pytest.mark.parametrize(
+    ("name", "hidden", "expected"),
+    [
+        ("softmax", 128, 784 * 10 + 10),  # 7,850: the tutorial's W and b
+        ("mlp", 128, (784 * 128 + 128) + (128 * 10 + 10)),  # 101,770
+        ("mlp", 32, (784 * 32 + 32) + (32 * 10 + 10)),  # 25,450
+        # conv 3x3x1x32 + 32; conv 3x3x32x64 + 64; 28->26->13->11->5, so dense 5*5*64 -> 10
+        ("cnn", 128, (9 * 32 + 32) + (9 * 32 * 64 + 64) + (5 * 5 * 64 * 10 + 10)),  # 34,826
+    ],
+)
+def test_parameter_counts_by_hand(name, hidden, expected):
+    assert models.build(name, hidden).count_params() == expected
+
+
+def test_every_epoch_is_recorded_with_honest_fields():
+    seen = []
+    result = train(TrainConfig(epochs=3, **TINY), on_epoch=lambda m, r: seen.append(m.epoch))
+    assert result.status == "completed", result.error
+    assert seen == [1, 2, 3]
+    assert [e.warmup for e in result.epochs] == [True, False, False]
+    for e in result.epochs:
+        assert e.train_seconds > 0 and e.eval_seconds > 0
+        assert 0 <= e.train_accuracy <= 1 and 0 <= e.test_accuracy <= 1
+        # 600 samples in batches of 50 = 12 steps, every sample used once per epoch.
+        assert e.samples_per_second == pytest.approx(600 / e.train_seconds)
+    # Synthetic data is learnable: far above the 10% of guessing after three epochs.
+    assert result.final_test_accuracy() > 0.5
+
+
+def test_median_uses_steady_epochs_only():
+    result = train(TrainConfig(epochs=4, **TINY))
+    steady = sorted(e.train_seconds for e in result.epochs[1:])
+    assert result.median_epoch_seconds() == pytest.approx(steady[1])
+    assert result.warmup_seconds() == pytest.approx(result.epochs[0].train_seconds - steady[1])
+
+
+def test_same_seed_same_numbers():
+    a = train(TrainConfig(epochs=2, **TINY))
+    b = train(TrainConfig(epochs=2, **TINY))
+    assert [e.test_accuracy for e in a.epochs] == [e.test_accuracy for e in b.epochs]
+    assert [e.train_loss for e in a.epochs] == pytest.approx([e.train_loss for e in b.epochs], rel=1e-5)
+
+
+def test_plain_fit_mode_learns_the_same_task():
+    fast = train(TrainConfig(epochs=2, **TINY))
+    plain = train(TrainConfig(epochs=2, execution="keras-default", **TINY))
+    assert plain.status == "completed", plain.error
+    assert plain.final_test_accuracy() == pytest.approx(fast.final_test_accuracy(), abs=0.1)
+
+
+def test_cancel_keeps_finished_epochs():
+    finished = []
+    result = train(
+        TrainConfig(epochs=50, **TINY),
+        on_epoch=lambda m, r: finished.append(m.epoch),
+        should_stop=lambda: len(finished) >= 2,
+    )
+    assert result.status == "cancelled"
+    assert [e.epoch for e in result.epochs] == [1, 2]
+    assert result.error is None
+
+
+@pytest.mark.parametrize("execution", ["fast", "keras-default"])
+def test_cancel_mid_epoch_discards_only_the_partial_epoch(execution):
+    calls = {"n": 0}
+
+    def stop_soon():
+        calls["n"] += 1
+        return calls["n"] > 3
+
+    result = train(TrainConfig(epochs=5, execution=execution, **TINY), should_stop=stop_soon)
+    assert result.status == "cancelled"
+    assert len(result.epochs) <= 1
+
+
+def test_failure_is_a_result_not_an_exception():
+    result = train(TrainConfig(device="cpu:7", epochs=1, **TINY))
+    assert result.status == "failed"
+    assert "cpu:7" in result.error and "\n" not in result.error
+    assert result.epochs == []
+
+
+def test_diverging_run_still_writes_valid_json():
+    # A huge learning rate with Adam blows up; JSON must still be valid (no NaN tokens).
+    result = train(TrainConfig(epochs=2, optimizer="adam", learning_rate=10.0, **TINY))
+    text = result.to_json()
+    assert "NaN" not in text and "Infinity" not in text
+    data = json.loads(text)
+    for e in data["epochs"]:
+        assert all(math.isfinite(v) for v in (e["train_loss"], e["test_loss"]))
+
+
+def test_json_shape_and_round_trip():
+    result = train(TrainConfig(epochs=2, **TINY), run_id="abc123")
+    data = json.loads(result.to_json())
+    assert list(data)[0] == "schema_version" and data["schema_version"] == 1
+    assert {"config", "host", "device", "status", "error", "epochs"} <= set(data)
+    assert set(data["epochs"][0]) >= {
+        "epoch",
+        "train_loss",
+        "train_accuracy",
+        "test_loss",
+        "test_accuracy",
+        "train_seconds",
+        "eval_seconds",
+        "samples_per_second",
+        "warmup",
+    }
+    assert data["host"]["tensorflow"] and data["host"]["cpu_model"]
+    assert RunResult.from_dict(data).to_dict() == data
+    frame = result.to_frame()
+    assert list(frame["epoch"]) == [1, 2] and set(frame["device"]) == {"CPU"}
