@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 NUM_CLASSES = 10
 
@@ -72,3 +73,14 @@ REGISTRY: dict[str, ModelSpec] = {
 def build(name: str, hidden_units: int = 128):
     """A fresh, uncompiled Keras model; call it inside the tf.device scope it should live in."""
     return REGISTRY[name].build(hidden_units)
+
+
+@lru_cache(maxsize=64)
+def flops_per_sample(name: str, hidden_units: int = 128):
+    """Training FLOPs per sample (forward and backward) as core.flops.ModelFlops, counted from the layers."""
+    from core import flops
+    from core.tf_setup import tf
+
+    # A throwaway copy on the CPU: counting needs the layers' shapes, not a GPU's memory.
+    with tf().device("/CPU:0"):
+        return flops.count(build(name, hidden_units))

@@ -1,0 +1,88 @@
+"""A device's limit: peak float32 GFLOP/s from a matrix-multiply microbenchmark, once per process.
+
+A large square matmul is the best case for any processor (the most arithmetic per byte
+moved), so what it reaches is the ceiling a model's training can be compared with:
+utilisation = achieved GFLOP/s / peak GFLOP/s. On GPUs from Ampere on, TensorFlow runs
+float32 matmuls as TF32 by default, for the benchmark and for training alike, so the two agree.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import asdict, dataclass
+
+from core.tf_setup import tf
+
+# Square matrix sizes, per device kind: big enough to be compute-bound, small enough that one
+# multiply takes milliseconds (about 2 GFLOP on a CPU, 1.1 TFLOP on a GPU).
+MATRIX_SIZE = {"CPU": 1024, "GPU": 8192}
+WARMUP_MULTIPLIES = 2
+TRIALS = 3
+# Each timed trial runs enough multiplies to last about this long; the best trial counts.
+TRIAL_SECONDS = {"CPU": 0.15, "GPU": 0.1}
+
+
+@dataclass(frozen=True)
+class Peak:
+    """What the microbenchmark measured on one device."""
+
+    tf_device: str
+    gflops: float
+    matrix_size: int
+    multiplies: int  # per timed trial
+    seconds: float  # the whole measurement, warm-up included
+
+    def to_dict(self) -> dict:
+        """Plain dict for JSON."""
+        return asdict(self)
+
+
+_cache: dict[str, Peak] = {}
+_lock = threading.Lock()
+
+
+def measure(tf_device: str) -> Peak:
+    """Peak float32 matmul GFLOP/s of `tf_device` ('/CPU:0', '/GPU:0'), measured once per process."""
+    with _lock:
+        if tf_device not in _cache:
+            _cache[tf_device] = _benchmark(tf_device)
+        return _cache[tf_device]
+
+
+def utilisation(achieved_gflops: float | None, peak: Peak | float | None) -> float | None:
+    """achieved / peak as a fraction (0.25 = 25 %); None where either is unknown."""
+    peak_gflops = peak.gflops if isinstance(peak, Peak) else peak
+    if not achieved_gflops or not peak_gflops:
+        return None
+    return achieved_gflops / peak_gflops
+
+
+def _benchmark(tf_device: str) -> Peak:
+    t = tf()
+    kind = "GPU" if "GPU" in tf_device.upper() else "CPU"
+    n = MATRIX_SIZE[kind]
+    began = time.perf_counter()
+    with t.device(tf_device):
+        a = t.random.uniform((n, n), dtype=t.float32)
+        b = t.random.uniform((n, n), dtype=t.float32)
+
+        def run(multiplies: int) -> float:
+            start = time.perf_counter()
+            for _ in range(multiplies):
+                c = t.linalg.matmul(a, b)
+            # GPU ops run asynchronously; fetching a value waits for every queued multiply.
+            float(t.reduce_sum(c[:1, :1]).numpy())
+            return time.perf_counter() - start
+
+        once = min(run(1) for _ in range(WARMUP_MULTIPLIES))
+        multiplies = max(1, round(TRIAL_SECONDS[kind] / once))
+        best = min(run(multiplies) for _ in range(TRIALS))
+    flops = 2 * n**3 * multiplies  # n^3 multiply-adds per product
+    return Peak(
+        tf_device=tf_device,
+        gflops=flops / best / 1e9,
+        matrix_size=n,
+        multiplies=multiplies,
+        seconds=time.perf_counter() - began,
+    )
