@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from core import data as datasets
-from core import devices, models
+from core import devices, flops, models, peak
 from core.config import TrainConfig
 from core.results import EpochMetrics, RunResult
 from core.tf_setup import tf
@@ -46,6 +46,37 @@ def _use_xla(tf_device: str) -> bool:
     return tf_device.startswith("/GPU")
 
 
+def build_train_chunk(model, optimizer, x, y, batch: int, jit: bool):
+    """The fast training step, shared with core.sweep: train_chunk(perm, start, count) -> (loss sum, hits).
+
+    One call runs `count` optimizer steps; step i trains on the rows of x, y listed in
+    perm[(start + i) * batch : (start + i + 1) * batch]. x, y should already be on the device.
+    """
+    t = tf()
+    import keras
+
+    loss_fn = keras.losses.sparse_categorical_crossentropy
+
+    @t.function(jit_compile=jit, reduce_retracing=True)
+    def train_chunk(perm, start, count):
+        loss_sum = t.constant(0.0)
+        correct = t.constant(0.0)
+        for i in t.range(count):
+            idx = t.slice(perm, [(start + i) * batch], [batch])
+            xb, yb = t.gather(x, idx), t.gather(y, idx)
+            with t.GradientTape() as tape:
+                probs = model(xb, training=True)
+                loss = t.reduce_mean(loss_fn(yb, probs))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply(grads, model.trainable_variables)
+            loss_sum += loss
+            hits = t.equal(t.argmax(probs, axis=1, output_type=t.int32), yb)
+            correct += t.reduce_sum(t.cast(hits, t.float32))
+        return loss_sum, correct
+
+    return train_chunk
+
+
 class FastEngine:
     """Several optimizer steps per tf.function call over data already on the device."""
 
@@ -68,22 +99,7 @@ class FastEngine:
         loss_fn = keras.losses.sparse_categorical_crossentropy
         jit = _use_xla(tf_device)
 
-        @t.function(jit_compile=jit, reduce_retracing=True)
-        def train_chunk(perm, start, count):
-            loss_sum = t.constant(0.0)
-            correct = t.constant(0.0)
-            for i in t.range(count):
-                idx = t.slice(perm, [(start + i) * batch], [batch])
-                xb, yb = t.gather(self.x, idx), t.gather(self.y, idx)
-                with t.GradientTape() as tape:
-                    probs = model(xb, training=True)
-                    loss = t.reduce_mean(loss_fn(yb, probs))
-                grads = tape.gradient(loss, model.trainable_variables)
-                self.optimizer.apply(grads, model.trainable_variables)
-                loss_sum += loss
-                hits = t.equal(t.argmax(probs, axis=1, output_type=t.int32), yb)
-                correct += t.reduce_sum(t.cast(hits, t.float32))
-            return loss_sum, correct
+        train_chunk = build_train_chunk(model, self.optimizer, self.x, self.y, batch, jit)
 
         @t.function(jit_compile=jit, reduce_retracing=True)
         def eval_chunk(xb, yb):
@@ -197,6 +213,15 @@ def _error_text(err: BaseException, config: TrainConfig) -> str:
     return f"{type(err).__name__}: {first_line}" if first_line else type(err).__name__
 
 
+def _peak_gflops(tf_device: str) -> float | None:
+    # Measured once per process (about half a second on a CPU), before any epoch is timed.
+    # Utilisation is a bonus: a failed measurement must not fail the run.
+    try:
+        return peak.measure(tf_device).gflops
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def _finite(value: float) -> float:
     # JSON has no NaN: a diverged run (learning rate too high) records inf as a large number.
     return value if math.isfinite(value) else float(np.finfo(np.float32).max)
@@ -232,6 +257,9 @@ def train(
             if placed != tf_device.strip("/").upper():
                 # Soft placement moved the model elsewhere: never report that as a run on the device asked for.
                 raise devices.DeviceError(f"The model's variables were placed on {placed}, not {tf_device.strip('/')}.")
+            train_flops = flops.count(model).train
+            result.device["train_flops_per_sample"] = train_flops
+            result.device["peak_gflops"] = _peak_gflops(tf_device)
             for epoch in range(1, config.epochs + 1):
                 began = time.perf_counter()
                 train_loss, train_acc = engine.train_epoch(stop)
@@ -249,6 +277,7 @@ def train(
                     eval_seconds=eval_seconds,
                     samples_per_second=engine.samples_per_epoch / train_seconds,
                     warmup=epoch == 1,
+                    gflops_per_second=train_flops * engine.samples_per_epoch / train_seconds / 1e9,
                 )
                 result.epochs.append(metrics)
                 if on_epoch is not None:

@@ -123,3 +123,17 @@ def test_peak_is_measured_once_and_is_plausible():
     assert first.seconds < 5
     assert peak.utilisation(first.gflops / 4, first) == pytest.approx(0.25)
     assert peak.utilisation(None, first) is None
+
+
+def test_training_reports_achieved_gflops_and_the_devices_peak():
+    from core.config import TrainConfig
+    from core.training import train
+
+    result = train(TrainConfig(dataset="synthetic", train_subset=600, batch_size=50, epochs=2, model="mlp"))
+    assert result.status == "completed", result.error
+    assert result.device["train_flops_per_sample"] == sum(mlp_by_hand(128))
+    assert result.device["peak_gflops"] == pytest.approx(peak.measure("/CPU:0").gflops)
+    for epoch in result.epochs:
+        expected = sum(mlp_by_hand(128)) * epoch.samples_per_second / 1e9
+        assert epoch.gflops_per_second == pytest.approx(expected)
+        assert 0 < epoch.gflops_per_second
