@@ -160,6 +160,34 @@ def availability(name: str) -> Availability:
     return REGISTRY[name].availability()
 
 
+# What Keras' loaders download into keras_datasets_dir(), in bytes. Keras writes each file in
+# place as it arrives, so the bytes on disk over these totals is the download's progress.
+DOWNLOAD_BYTES = {
+    "fashion_mnist": {
+        "fashion-mnist/train-images-idx3-ubyte.gz": 26_421_880,
+        "fashion-mnist/train-labels-idx1-ubyte.gz": 29_515,
+        "fashion-mnist/t10k-images-idx3-ubyte.gz": 4_422_102,
+        "fashion-mnist/t10k-labels-idx1-ubyte.gz": 5_148,
+    },
+    "mnist": {"mnist.npz": 11_490_434},
+}
+
+
+def download_progress(name: str) -> tuple[int, int] | None:
+    """(bytes in Keras' cache so far, bytes in all) for a dataset Keras downloads; None for generated ones."""
+    files = DOWNLOAD_BYTES.get(name)
+    if files is None:
+        return None
+    root = keras_datasets_dir()
+    done = 0
+    for rel, size in files.items():
+        try:
+            done += min((root / rel).stat().st_size, size)
+        except OSError:
+            pass
+    return done, sum(files.values())
+
+
 def _offline_message(name: str, err: Exception) -> str:
     ready = [n for n in REGISTRY if n != name and availability(n).available]
     return (
