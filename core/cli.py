@@ -1,9 +1,10 @@
-"""The command line: python -m core devices | train (more subcommands register here)."""
+"""The command line: python -m core devices | train | history | export | import (more register here)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -120,16 +121,31 @@ def cmd_train(args: argparse.Namespace) -> int:
         config = config_from_args(args)
     except ConfigError as err:
         return fail(str(err), EXIT_USAGE)
+    from core.store import Store, StoreError, new_run_id
     from core.training import train
 
+    run_id = new_run_id()
+    try:
+        store = Store(args.db)
+        store.begin(run_id, config)
+    except StoreError as err:
+        return fail(str(err))
     print(
         f"training {config.model} on {config.dataset} on {config.device}: {config.epochs} epochs, "
         f"batch {config.batch_size}, {config.optimizer} lr {config.learning_rate}, {config.execution} execution",
         flush=True,
     )
-    result = train(
-        config, on_epoch=lambda m, _: print(format_epoch(m, config.epochs), flush=True), should_stop=_stop_on_ctrl_c()
-    )
+    print(f"run {run_id}, recorded epoch by epoch in {store.path}", flush=True)
+
+    def on_epoch(metrics, result) -> None:
+        store.add_epoch(run_id, metrics, result)  # on disk before it is printed: a kill loses no printed epoch
+        print(format_epoch(metrics, config.epochs), flush=True)
+
+    result = train(config, on_epoch=on_epoch, should_stop=_stop_on_ctrl_c(), run_id=run_id)
+    try:
+        store.finish(result)
+    except StoreError as err:
+        return fail(str(err))
     if args.json:
         try:
             with open(args.json, "w", encoding="utf-8") as fh:
@@ -163,9 +179,117 @@ command("devices", "list the CPU, GPUs and TensorFlow build", lambda p: p.add_ar
 def _train_flags(p: argparse.ArgumentParser) -> None:
     add_train_flags(p)
     p.add_argument("--json", metavar="FILE", help="write the run's result as JSON to FILE")
+    _db_flag(p)
+
+
+def _db_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", metavar="FILE", help="run history file (default $TFDASH_DB, else ~/.local/share/tfdash)")
 
 
 command("train", "train one model on one device", _train_flags)(cmd_train)
+
+
+# -- history, export, import ---------------------------------------------------------
+def _existing_store(args: argparse.Namespace):
+    """The history named by --db, or None where there is no such file yet (reading creates nothing)."""
+    from core.store import Store, default_db_path
+
+    path = args.db or default_db_path()
+    return Store(path) if os.path.exists(path) else None
+
+
+def format_history(rows) -> str:
+    """The history as an aligned text table, newest first."""
+    head = tuple("RUN|WHEN (UTC)|DATASET|MODEL|DEVICE|EPOCHS|BATCH|TEST ACC|MEDIAN S|STATUS|HOST".split("|"))
+    table = [head] + [
+        (
+            r.run_id,
+            (r.when or "?")[:16].replace("T", " "),
+            r.dataset or "?",
+            r.model or "?",
+            f"{r.device} ({r.variables_on})" if r.variables_on else str(r.device),
+            f"{r.epochs_done}/{r.epochs_total}",
+            str(r.batch_size),
+            "-" if r.final_test_accuracy is None else f"{r.final_test_accuracy:.4f}",
+            "-" if r.median_epoch_seconds is None else f"{r.median_epoch_seconds:.3f}",
+            r.status,
+            r.host or "?",
+        )
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    """List recorded runs, newest first."""
+    from core.store import StoreError
+
+    try:
+        store = _existing_store(args)
+        rows = store.history() if store else []
+    except StoreError as err:
+        return fail(str(err))
+    if args.json:
+        print(json.dumps([r.to_dict() for r in rows], indent=2))
+    elif not rows:
+        print(f"No runs recorded yet in {store.path if store else args.db or 'the default history'}.")
+    else:
+        print(format_history(rows))
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Print one run as JSON (the train --json format) or its epochs as CSV."""
+    from core.store import StoreError
+
+    try:
+        store = _existing_store(args)
+        text = (store.export_csv if args.csv else store.export_json)(args.run_id) if store else None
+    except StoreError as err:
+        return fail(str(err))
+    except KeyError:
+        text = None
+    if text is None:
+        return fail(f"there is no run {args.run_id!r} in the history (python -m core history lists them).")
+    sys.stdout.write(text if args.csv else text + "\n")
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Add a run file (from train --json or export, e.g. a GPU server's) to the history."""
+    from core.importer import RunFileError
+    from core.store import Store, StoreError
+
+    try:
+        outcome = Store(args.db).import_file(args.file)
+    except RunFileError as err:
+        return fail(f"{args.file}: {err}")
+    except StoreError as err:
+        return fail(str(err))
+    print(outcome.describe())
+    return EXIT_OK
+
+
+def _history_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    _db_flag(p)
+
+
+def _export_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_id", metavar="RUN_ID")
+    p.add_argument("--csv", action="store_true", help="the epochs as CSV instead of the run as JSON")
+    _db_flag(p)
+
+
+def _import_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE", help="a run's JSON file (at most 5 MB)")
+    _db_flag(p)
+
+
+command("history", "list recorded runs, newest first", _history_flags)(cmd_history)
+command("export", "print a recorded run as JSON, or its epochs as CSV", _export_flags)(cmd_export)
+command("import", "add a run's JSON file (e.g. from a GPU server) to the history", _import_flags)(cmd_import)
 
 
 def build_parser() -> argparse.ArgumentParser:

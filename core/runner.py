@@ -217,11 +217,16 @@ _default_lock = threading.Lock()
 
 
 def get_runner() -> Runner:
-    """The process-wide runner shared by every browser session."""
+    """The process-wide runner shared by every browser session; it records every run in the default store."""
     global _default
     with _default_lock:
         if _default is None:
-            _default = Runner()
+            from core.store import attach, get_store
+
+            get_store()  # an unwritable history fails here, as a StoreError sentence, not silently mid-run
+            runner = Runner()
+            attach(runner)  # each run goes to the default store as of its start ($TFDASH_DB is read then)
+            _default = runner
         return _default
 
 
