@@ -292,6 +292,94 @@ command("export", "print a recorded run as JSON, or its epochs as CSV", _export_
 command("import", "add a run's JSON file (e.g. from a GPU server) to the history", _import_flags)(cmd_import)
 
 
+# -- sweep -------------------------------------------------------------------
+def _sweep_flags(p: argparse.ArgumentParser) -> None:
+    from core.sweep import DEFAULT_BATCH_SIZES, SweepConfig
+
+    d = SweepConfig()
+    p.add_argument("--devices", default=",".join(d.devices), help="comma-separated, e.g. cpu,gpu")
+    p.add_argument("--model", choices=MODELS, default=d.model)
+    p.add_argument("--batch-sizes", default=",".join(map(str, DEFAULT_BATCH_SIZES)), help="comma-separated")
+    p.add_argument("--steps", type=int, default=None, help="timed steps per repeat (default: about 0.5 s of work)")
+    p.add_argument("--repeats", type=int, default=d.repeats, help="timed repeats per point; median and range shown")
+    p.add_argument("--hidden-units", type=int, default=d.hidden_units, help="MLP hidden layer width")
+    p.add_argument("--dataset", choices=DATASETS, default=d.dataset)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--json", metavar="FILE", help="write the sweep's result as JSON to FILE")
+
+
+def format_point(point) -> str:
+    """One line per measured point: median samples/s [min-max], ms per step, GFLOP/s and share of peak."""
+    if point.samples_per_second is None:
+        return f"{point.label:<6} {point.batch_size:>6}  {point.error}"
+    spread = f"[{point.samples_per_second_min:,.0f}-{point.samples_per_second_max:,.0f}]"
+    share = "-" if point.utilisation is None else f"{point.utilisation:.1%}"
+    return (
+        f"{point.label:<6} {point.batch_size:>6}  {point.samples_per_second:>12,.0f} {spread:<27} "
+        f"{point.step_ms:>9.3f} {point.gflops_per_second:>9.2f} {share:>8}"
+    )
+
+
+SWEEP_HEADER = (
+    f"{'device':<6} {'batch':>6}  {'samples/s (median [min-max])':<40} {'ms/step':>9} {'GFLOP/s':>9} {'of peak':>8}"
+)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Time training at each batch size on each device, print a table and the crossover."""
+    from core.sweep import SweepConfig, run_sweep
+
+    try:
+        config = SweepConfig(
+            devices=args.devices,
+            model=args.model,
+            batch_sizes=args.batch_sizes,
+            steps=args.steps,
+            repeats=args.repeats,
+            hidden_units=args.hidden_units,
+            dataset=args.dataset,
+            seed=args.seed,
+        )
+    except ConfigError as err:
+        return fail(str(err), EXIT_USAGE)
+    width = f" (hidden {config.hidden_units})" if config.model == "mlp" else ""
+    steps = f"{config.steps} steps" if config.steps else "about 0.5 s"
+    print(
+        f"sweep: {config.model}{width} on {', '.join(config.devices)}, batch sizes "
+        f"{', '.join(map(str, config.batch_sizes))}; {config.repeats} timed repeats of {steps} each "
+        f"after a warm-up, {config.dataset} data",
+        flush=True,
+    )
+    shown: set[str] = set()
+
+    def on_point(point, result) -> None:
+        if point.device not in shown:
+            shown.add(point.device)
+            info = result.devices[point.device]
+            peak = info.get("peak_gflops")
+            peak_text = f"matmul peak {peak:,.1f} GFLOP/s (float32)" if peak else "matmul peak unknown"
+            flops = result.model["train_flops_per_sample"]
+            print(f"{point.label}: {info['name']}; {peak_text}; {flops:,} training FLOPs per sample", flush=True)
+            print(SWEEP_HEADER, flush=True)
+        print(format_point(point), flush=True)
+
+    result = run_sweep(config, on_point=on_point, should_stop=_stop_on_ctrl_c())
+    if args.json:
+        try:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                fh.write(result.to_json())
+        except OSError as err:
+            return fail(f"--json: cannot write {args.json} ({err.strerror}).")
+    if result.status == "failed":
+        return fail(result.error or "the sweep failed.")
+    measured = sum(1 for p in result.points if p.samples_per_second)
+    print(f"{result.status}: {measured} of {config.progress_total} points measured. {result.crossover()}")
+    return EXIT_CANCELLED if result.status == "cancelled" else EXIT_OK
+
+
+command("sweep", "time training across batch sizes on each device; find where the GPU wins", _sweep_flags)(cmd_sweep)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every registered subcommand."""
     parser = OneLineParser(prog="python -m core", description="Train TensorFlow models and compare devices.")

@@ -61,13 +61,15 @@ class JobStatus:
     result: RunResult | None
     error: str | None
     config: Any
+    # What `epochs` counts: "epoch" for training; "point" for a sweep, whose `epochs` are SweepPoints.
+    unit: str = "epoch"
 
     def describe(self) -> str:
-        """'queued (position 2)', 'running (epoch 3 of 10)', 'completed', ..."""
+        """'queued (position 2)', 'running (epoch 3 of 10)', 'running (point 2 of 5)', 'completed', ..."""
         if self.state == "queued":
             return f"queued (position {self.position})"
         if self.state == "running" and self.epochs_total:
-            return f"running (epoch {min(self.epochs_done + 1, self.epochs_total)} of {self.epochs_total})"
+            return f"running ({self.unit} {min(self.epochs_done + 1, self.epochs_total)} of {self.epochs_total})"
         return self.state
 
 
@@ -89,7 +91,7 @@ class Runner:
 
     # -- listeners (e.g. the store writing each epoch as it finishes) ------------
     def add_listener(self, listener: Listener) -> None:
-        """listener(event, job, payload) for event in submitted, started, epoch, finished."""
+        """listener(event, job, payload) for event in submitted, started, epoch (a sweep: point), finished."""
         self._listeners.append(listener)
 
     def _emit(self, event: str, job: Job, payload: Any = None) -> None:
@@ -163,7 +165,8 @@ class Runner:
 
     def _snapshot(self, job: Job) -> JobStatus:
         position = self._queue.index(job) + 1 if job in self._queue else None
-        total = getattr(job.config, "epochs", None)
+        # A config may say how its progress is counted (SweepConfig: points); training counts epochs.
+        total = getattr(job.config, "progress_total", None) or getattr(job.config, "epochs", None)
         error = job.result.error if job.result is not None else None
         return JobStatus(
             run_id=job.run_id,
@@ -175,6 +178,7 @@ class Runner:
             result=job.result,
             error=error,
             config=job.config,
+            unit=getattr(job.config, "progress_unit", "epoch"),
         )
 
     # -- the worker --------------------------------------------------------------
@@ -190,12 +194,14 @@ class Runner:
                 self._cond.notify_all()
             self._emit("started", job)
 
-            def on_epoch(metrics, result, job=job):
+            event = getattr(job.config, "progress_unit", "epoch")  # "point" for a sweep
+
+            def on_epoch(metrics, result, job=job, event=event):
                 with self._cond:
                     job.epochs.append(metrics)
                     job.result = result
                     self._cond.notify_all()
-                self._emit("epoch", job, metrics)
+                self._emit(event, job, metrics)
 
             try:
                 result = JOB_KINDS[type(job.config)](job.config, on_epoch, job.stop.is_set, job.run_id)
@@ -236,4 +242,11 @@ def _register_training() -> None:
     register_kind(TrainConfig, _train)
 
 
+def _register_sweep() -> None:
+    from core.sweep import SweepConfig, run_sweep
+
+    register_kind(SweepConfig, run_sweep)
+
+
 _register_training()
+_register_sweep()

@@ -1,0 +1,334 @@
+"""Batch-size sweep: steady-state training throughput per device and batch size, and where they cross.
+
+How one point (a device at a batch size) is measured:
+  1. A fresh model and optimizer are built inside tf.device (variables live there; checked).
+  2. The first call traces the step (and compiles it with XLA on a GPU) and runs one step: untimed.
+  3. Warm-up: at least WARMUP_STEPS steps and WARMUP_SECONDS of them, untimed, so clocks, caches
+     and the allocator settle.
+  4. `repeats` timed repeats of `steps` steps each (auto: about REPEAT_SECONDS of work), wall clock
+     around finished work. samples/s = steps * batch / seconds; the median and min/max are reported.
+The step is training's own (core.training.build_train_chunk), on synthetic data already on the
+device, so neither the input pipeline nor a second training loop is what gets measured.
+
+Use: run_sweep(SweepConfig(devices=("cpu", "gpu"), model="mlp", hidden_units=512)), or submit the
+config to core.runner (progress arrives as "point" events; JobStatus.epochs holds SweepPoints).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime, timezone
+from typing import Any, ClassVar
+
+import numpy as np
+
+from core import data as datasets
+from core import devices, models
+from core import peak as peaks
+from core.config import DATASETS, MAX_BATCH, MAX_HIDDEN, MAX_SEED, MODELS, ConfigError, normalize_device
+from core.config import _choice as choice
+from core.config import _int as whole
+from core.sweep_results import (
+    SWEEP_KIND,
+    SWEEP_SCHEMA_VERSION,
+    SweepFileError,
+    SweepPoint,
+    SweepResult,
+    crossover_sentence,
+    points_frame,
+)
+from core.tf_setup import tf
+
+__all__ = [
+    "SWEEP_KIND",
+    "SWEEP_SCHEMA_VERSION",
+    "SweepConfig",
+    "SweepFileError",
+    "SweepPoint",
+    "SweepResult",
+    "crossover_sentence",
+    "points_frame",
+    "run_sweep",
+]
+
+DEFAULT_BATCH_SIZES = (16, 64, 256, 1024, 4096)
+MAX_DEVICES = 8
+MAX_BATCH_SIZES = 16
+MAX_STEPS = 100_000
+MAX_REPEATS = 50
+# Timing targets, in seconds of device work.
+TARGET_CALL_SECONDS = 0.2  # one tf.function call: Stop is honoured between calls
+WARMUP_STEPS, WARMUP_SECONDS = 3, 0.3
+REPEAT_SECONDS = 0.5  # one timed repeat when steps is auto
+# Synthetic samples kept on the device; batches draw from them with replacement, so any batch
+# size works and memory stays small (8,192 x 784 float32 = 25 MB).
+SYNTHETIC_POOL = 8192
+# Indices per call are drawn once per point, up to this many (8 MB of int32).
+INDEX_BUDGET = 2**21
+# Plain SGD, the tutorial's optimizer; the rate does not change the arithmetic, and a small one
+# keeps every model finite.
+LEARNING_RATE = 0.01
+
+PointCallback = Callable[[SweepPoint, SweepResult], None]
+StopCheck = Callable[[], bool]
+
+
+class Cancelled(Exception):
+    """should_stop() said stop; the point in progress is discarded."""
+
+
+def _devices(value: Any) -> tuple[str, ...]:
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= MAX_DEVICES:
+        raise ConfigError("devices", f"devices must list 1 to {MAX_DEVICES} devices, such as cpu,gpu, not {value!r}.")
+    try:
+        names = tuple(normalize_device(item) for item in items)
+    except ConfigError:
+        bad = next(item for item in items if not _is_device(item))
+        raise ConfigError("devices", f"devices must each be cpu, gpu, gpu:N or cpu:N, not {bad!r}.") from None
+    canonical = [n if ":" in n else f"{n}:0" for n in names]  # 'gpu' is 'gpu:0'
+    for i, name in enumerate(canonical):
+        if name in canonical[:i]:
+            raise ConfigError("devices", f"devices lists {names[i]} twice.")
+    return names
+
+
+def _is_device(item: Any) -> bool:
+    try:
+        normalize_device(item)
+    except ConfigError:
+        return False
+    return True
+
+
+def _batch_sizes(value: Any) -> tuple[int, ...]:
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= MAX_BATCH_SIZES:
+        raise ConfigError("batch_sizes", f"batch_sizes must list 1 to {MAX_BATCH_SIZES} batch sizes, not {value!r}.")
+    sizes = []
+    for item in items:
+        if isinstance(item, str) and item.strip().isdigit():
+            item = int(item)
+        sizes.append(whole("batch_sizes", item, 1, MAX_BATCH, " for each batch size"))
+    return tuple(sorted(set(sizes)))
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """A sweep's settings: every device times every batch size. Built only through validation."""
+
+    devices: tuple[str, ...] = ("cpu",)
+    model: str = "softmax"
+    batch_sizes: tuple[int, ...] = DEFAULT_BATCH_SIZES
+    steps: int | None = None  # timed optimizer steps per repeat; None = about REPEAT_SECONDS' worth
+    repeats: int = 3
+    hidden_units: int = 128  # MLP width: the model-size control
+    dataset: str = "synthetic"
+    seed: int = 0
+
+    kind: ClassVar[str] = SWEEP_KIND
+    progress_unit: ClassVar[str] = "point"  # the runner reports "point 3 of 10" and emits "point" events
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "devices", _devices(self.devices))
+        choice("model", self.model, MODELS)
+        object.__setattr__(self, "batch_sizes", _batch_sizes(self.batch_sizes))
+        if self.steps is not None:
+            object.__setattr__(self, "steps", whole("steps", self.steps, 1, MAX_STEPS, " (or none, for auto)"))
+        object.__setattr__(self, "repeats", whole("repeats", self.repeats, 1, MAX_REPEATS))
+        object.__setattr__(self, "hidden_units", whole("hidden_units", self.hidden_units, 1, MAX_HIDDEN))
+        choice("dataset", self.dataset, DATASETS)
+        object.__setattr__(self, "seed", whole("seed", self.seed, 0, MAX_SEED))
+
+    @property
+    def progress_total(self) -> int:
+        """Points in the sweep: devices x batch sizes."""
+        return len(self.devices) * len(self.batch_sizes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON (tuples become lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SweepConfig:
+        """Build from a dict (e.g. an imported file); unknown keys are errors."""
+        if not isinstance(data, dict):
+            raise ConfigError("config", "config must be an object with the sweep's settings.")
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ConfigError(unknown[0], f"config has an unknown field {unknown[0]!r}.")
+        return cls(**data)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class _Steps:
+    """Runs optimizer steps in calls of about TARGET_CALL_SECONDS, checking Stop between calls."""
+
+    def __init__(self, train_chunk, indices, max_chunk: int, should_stop: StopCheck):
+        t = tf()
+        self._call, self._indices, self._max_chunk, self._stop = train_chunk, indices, max_chunk, should_stop
+        self._zero = t.constant(0)
+        self.chunk, self.per_step = 1, math.inf
+
+    def run(self, steps: int) -> float:
+        """Run `steps` steps; return wall-clock seconds around finished work."""
+        t = tf()
+        began = time.perf_counter()
+        done = 0
+        while done < steps:
+            if self._stop():
+                raise Cancelled
+            count = min(self.chunk, steps - done)
+            call_began = time.perf_counter()
+            loss, _ = self._call(self._indices, self._zero, t.constant(count))
+            # .numpy() waits for the device: the sync point that makes the time honest.
+            loss.numpy()
+            self.per_step = (time.perf_counter() - call_began) / count
+            self.chunk = max(1, min(self._max_chunk, int(TARGET_CALL_SECONDS / max(self.per_step, 1e-7))))
+            done += count
+        return time.perf_counter() - began
+
+    def warm_up(self) -> float:
+        """Untimed steps until at least WARMUP_STEPS and WARMUP_SECONDS have passed."""
+        began, done = time.perf_counter(), 0
+        while done < WARMUP_STEPS or time.perf_counter() - began < WARMUP_SECONDS:
+            count = self.chunk
+            self.run(count)
+            done += count
+        return time.perf_counter() - began
+
+
+def _auto_steps(per_step: float) -> int:
+    return max(2, min(MAX_STEPS, math.ceil(REPEAT_SECONDS / max(per_step, 1e-7))))
+
+
+def _measure_point(config: SweepConfig, name: str, tf_device: str, pool, batch: int, result, stop) -> SweepPoint:
+    """One device at one batch size; call inside tf.device(tf_device)."""
+    t = tf()
+    import keras
+
+    from core.training import _use_xla, build_train_chunk
+
+    keras.utils.set_random_seed(config.seed)
+    model = models.build(config.model, config.hidden_units)
+    placed = devices.short_device(model.trainable_variables[0].value.device)
+    if placed != tf_device.strip("/").upper():
+        # Soft placement moved the model: never report that as the device asked for.
+        raise devices.DeviceError(f"The model's variables were placed on {placed}, not {tf_device.strip('/')}.")
+    result.devices[name]["variables_on"] = placed
+    result.model.setdefault("parameters", int(model.count_params()))
+    optimizer = keras.optimizers.SGD(learning_rate=LEARNING_RATE)
+    optimizer.build(model.trainable_variables)
+    x, y = pool
+    step = build_train_chunk(model, optimizer, x, y, batch, _use_xla(tf_device))
+    max_chunk = max(1, min(MAX_STEPS, INDEX_BUDGET // batch))
+    rng = np.random.default_rng(config.seed)
+    indices = t.constant(rng.integers(0, int(x.shape[0]), size=max_chunk * batch, dtype=np.int32))
+
+    runner = _Steps(step, indices, max_chunk, stop)
+    compile_seconds = runner.run(1)
+    warmup_seconds = runner.warm_up()
+    steps = config.steps or _auto_steps(runner.per_step)
+    seconds = [runner.run(steps) for _ in range(config.repeats)]
+    rates = [steps * batch / s for s in seconds]
+    median = statistics.median(rates)
+    gflops = result.model["train_flops_per_sample"] * median / 1e9
+    return SweepPoint(
+        device=name,
+        batch_size=batch,
+        steps=steps,
+        samples_per_second=median,
+        samples_per_second_min=min(rates),
+        samples_per_second_max=max(rates),
+        samples_per_second_repeats=tuple(rates),
+        step_ms=statistics.median(seconds) / steps * 1000,
+        gflops_per_second=gflops,
+        utilisation=peaks.utilisation(gflops, result.devices[name].get("peak_gflops")),
+        compile_seconds=compile_seconds,
+        warmup_seconds=warmup_seconds,
+    )
+
+
+def _failed_point(name: str, batch: int, error: str) -> SweepPoint:
+    return SweepPoint(name, batch, 1, None, None, None, error=error)
+
+
+def _error_text(err: BaseException) -> str:
+    if isinstance(err, (devices.DeviceError, datasets.DatasetError, ConfigError)):
+        return str(err)
+    first_line = (str(err).strip().splitlines() or [""])[0][:300]
+    return f"{type(err).__name__}: {first_line}" if first_line else type(err).__name__
+
+
+def _peak(tf_device: str) -> dict[str, Any]:
+    try:
+        measured = peaks.measure(tf_device)
+    except Exception:  # noqa: BLE001 - utilisation is a bonus; throughput is still measured
+        return {"peak_gflops": None, "peak_matrix_size": None}
+    return {"peak_gflops": measured.gflops, "peak_matrix_size": measured.matrix_size}
+
+
+def run_sweep(
+    config: SweepConfig,
+    on_point: PointCallback | None = None,
+    should_stop: StopCheck | None = None,
+    run_id: str | None = None,
+) -> SweepResult:
+    """Measure every device at every batch size; never raises (a failure is result.status == 'failed')."""
+    stop: StopCheck = should_stop or (lambda: False)
+    result = SweepResult(config=config.to_dict(), started_at=_now(), run_id=run_id)
+    try:
+        t = tf()
+        result.host = devices.host_info().to_dict()
+        # Every device is resolved before anything is timed: a missing GPU fails at once.
+        targets = {name: devices.resolve(name) for name in config.devices}
+        counted = models.flops_per_sample(config.model, config.hidden_units)
+        result.model = {
+            "name": config.model,
+            "hidden_units": config.hidden_units,
+            "train_flops_per_sample": counted.train,
+            "forward_flops_per_sample": counted.forward,
+        }
+        size = SYNTHETIC_POOL if config.dataset == "synthetic" else None
+        data = datasets.load(config.dataset, size, config.seed)
+        for name, tf_device in targets.items():
+            if stop():
+                raise Cancelled
+            result.devices[name] = {
+                "requested": name,
+                "tf_device": tf_device,
+                "name": devices.describe(name),
+                "label": name.upper(),
+                **_peak(tf_device),
+            }
+            out_of_memory: str | None = None
+            with t.device(tf_device):
+                # The pool is copied to the device once; every step gathers its batch there.
+                pool = (t.constant(data.x_train), t.constant(data.y_train))
+                for batch in config.batch_sizes:
+                    if out_of_memory:
+                        point = _failed_point(name, batch, out_of_memory)
+                    else:
+                        try:
+                            point = _measure_point(config, name, tf_device, pool, batch, result, stop)
+                        except t.errors.ResourceExhaustedError:
+                            out_of_memory = f"Out of memory on {name} from batch {batch}; smaller batches only."
+                            point = _failed_point(name, batch, out_of_memory)
+                    result.points.append(point)
+                    if on_point is not None:
+                        on_point(point, result)
+        result.status = "completed"
+    except Cancelled:
+        result.status = "cancelled"
+    except Exception as err:  # noqa: BLE001 - a failed sweep is a result, not a crash of the caller
+        result.status = "failed"
+        result.error = _error_text(err)
+    result.finished_at = _now()
+    return result

@@ -1,0 +1,247 @@
+"""SweepPoint and SweepResult: what a batch-size sweep measured, as JSON, pandas and one sentence.
+
+The file format (SWEEP_SCHEMA_VERSION 1); `kind: "sweep"` tells it from a training run's file,
+which has no `kind`:
+
+    {"schema_version": 1, "kind": "sweep", "run_id": ..., "status": "completed", "error": null,
+     "started_at": ..., "finished_at": ...,
+     "config":  SweepConfig.to_dict(),
+     "model":   {"name", "hidden_units", "parameters", "train_flops_per_sample", "forward_flops_per_sample"},
+     "host":    HostInfo.to_dict(),
+     "devices": {"cpu": {"requested", "tf_device", "name", "label", "variables_on", "peak_gflops",
+                         "peak_matrix_size"}, ...},
+     "crossover": "GPU faster from batch 256.",
+     "points":  [SweepPoint as a dict, ...]}   # in the order measured: device by device, batch sizes ascending
+
+This module imports neither TensorFlow nor pandas at load time, so a page can use it freely.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+SWEEP_SCHEMA_VERSION = 1
+SWEEP_KIND = "sweep"
+STATUSES = ("running", "completed", "cancelled", "failed", "interrupted")
+
+
+class SweepFileError(ValueError):
+    """A sweep file or dict was refused; the message is one sentence naming the problem."""
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One device at one batch size: steady-state training throughput over `repeats` timed repeats."""
+
+    device: str  # as configured: 'cpu', 'gpu', 'gpu:1'
+    batch_size: int
+    steps: int  # timed optimizer steps per repeat
+    samples_per_second: float | None  # median over repeats; None if the point failed
+    samples_per_second_min: float | None
+    samples_per_second_max: float | None
+    samples_per_second_repeats: tuple[float, ...] = ()
+    step_ms: float | None = None  # median milliseconds per optimizer step
+    gflops_per_second: float | None = None  # median achieved training GFLOP/s
+    utilisation: float | None = None  # achieved / the device's matmul peak, a fraction
+    compile_seconds: float | None = None  # the first call: tracing (and XLA compiling) plus one step
+    warmup_seconds: float | None = None  # untimed steps run after that, before the repeats
+    error: str | None = None  # e.g. out of memory at this batch size
+
+    @property
+    def label(self) -> str:
+        """'CPU', 'GPU', 'GPU:1'."""
+        return self.device.upper()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON."""
+        data = asdict(self)
+        data["samples_per_second_repeats"] = list(self.samples_per_second_repeats)
+        return data
+
+
+@dataclass
+class SweepResult:
+    """A sweep: its config, the model's FLOPs, each device's peak, and the points measured so far."""
+
+    config: dict[str, Any]
+    host: dict[str, Any] = field(default_factory=dict)
+    devices: dict[str, dict[str, Any]] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)
+    points: list[SweepPoint] = field(default_factory=list)
+    status: str = "running"
+    error: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    run_id: str | None = None
+    schema_version: int = SWEEP_SCHEMA_VERSION
+    kind: str = SWEEP_KIND
+
+    def crossover(self) -> str:
+        """The crossover in words, from the points measured so far."""
+        return crossover_sentence(self.points)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict in the file format (see the module docstring)."""
+        return {
+            "schema_version": self.schema_version,
+            "kind": SWEEP_KIND,
+            "run_id": self.run_id,
+            "status": self.status,
+            "error": self.error,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "config": self.config,
+            "model": self.model,
+            "host": self.host,
+            "devices": self.devices,
+            "crossover": self.crossover(),
+            "points": [p.to_dict() for p in self.points],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The sweep as JSON text (the CLI's --json format)."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SweepResult:
+        """Rebuild from to_dict() output, checking it; raises SweepFileError (or ConfigError) in one sentence."""
+        from core.sweep import SweepConfig
+
+        if not isinstance(data, dict) or data.get("kind") != SWEEP_KIND:
+            raise SweepFileError('A sweep file must be a JSON object with "kind": "sweep".')
+        if data.get("schema_version") != SWEEP_SCHEMA_VERSION:
+            raise SweepFileError(
+                f"This sweep file has schema_version {data.get('schema_version')!r}; "
+                f"this version reads {SWEEP_SCHEMA_VERSION}."
+            )
+        if data.get("status") not in STATUSES:
+            raise SweepFileError(f"status must be one of {', '.join(STATUSES)}, not {data.get('status')!r}.")
+        for name in ("host", "devices", "model"):
+            if not isinstance(data.get(name, {}), dict):
+                raise SweepFileError(f"{name} must be an object.")
+        config = SweepConfig.from_dict(data.get("config"))
+        points = data.get("points", [])
+        if not isinstance(points, list):
+            raise SweepFileError("points must be a list.")
+        return cls(
+            config=config.to_dict(),
+            host=data.get("host", {}),
+            devices=data.get("devices", {}),
+            model=data.get("model", {}),
+            points=[_point(i, p) for i, p in enumerate(points)],
+            status=data["status"],
+            error=_text("error", data.get("error")),
+            started_at=_text("started_at", data.get("started_at")),
+            finished_at=_text("finished_at", data.get("finished_at")),
+            run_id=_text("run_id", data.get("run_id")),
+        )
+
+    def to_frame(self):
+        """One row per point (see points_frame)."""
+        return points_frame(self.points)
+
+
+def points_frame(points: Iterable[SweepPoint]):
+    """One row per point: device, label, batch_size, samples_per_second (median), min, max, GFLOP/s, utilisation."""
+    import pandas as pd
+
+    columns = ["device", "label"] + [f.name for f in fields(SweepPoint) if f.name != "device"]
+    rows = [{"label": p.label, **p.to_dict()} for p in points]
+    return pd.DataFrame(rows, columns=columns)
+
+
+# -- reading untrusted points -----------------------------------------------------------------
+_COUNTS = {"batch_size", "steps"}
+_OPTIONAL_TEXT = {"error"}
+
+
+def _text(name: str, value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise SweepFileError(f"{name} must be text or null, not {type(value).__name__}.")
+    return value
+
+
+def _number(where: str, value: Any, optional: bool = True) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise SweepFileError(f"{where} must be a finite number of at least 0, not {value!r}.")
+    return float(value)
+
+
+def _point(i: int, value: Any) -> SweepPoint:
+    where = f"points[{i}]"
+    if not isinstance(value, dict):
+        raise SweepFileError(f"{where} must be an object.")
+    names = {f.name for f in fields(SweepPoint)}
+    unknown = sorted(set(value) - names)
+    if unknown:
+        raise SweepFileError(f"{where} has an unknown field {unknown[0]!r}.")
+    kwargs: dict[str, Any] = {}
+    for name in names:
+        item = value.get(name)
+        if name == "device":
+            if not isinstance(item, str) or not item:
+                raise SweepFileError(f"{where}.device must be a device name such as cpu or gpu.")
+            kwargs[name] = item
+        elif name in _COUNTS:
+            if isinstance(item, bool) or not isinstance(item, int) or item < 1:
+                raise SweepFileError(f"{where}.{name} must be a whole number of at least 1, not {item!r}.")
+            kwargs[name] = item
+        elif name in _OPTIONAL_TEXT:
+            kwargs[name] = _text(f"{where}.{name}", item)
+        elif name == "samples_per_second_repeats":
+            if not isinstance(item or [], list):
+                raise SweepFileError(f"{where}.{name} must be a list of numbers.")
+            kwargs[name] = tuple(_number(f"{where}.{name}", x, optional=False) for x in item or [])
+        else:
+            kwargs[name] = _number(f"{where}.{name}", item)
+    return SweepPoint(**kwargs)
+
+
+# -- the crossover in words -------------------------------------------------------------------
+def _batches(values: list[int]) -> str:
+    text = [str(v) for v in values]
+    return text[0] if len(text) == 1 else ", ".join(text[:-1]) + " and " + text[-1]
+
+
+def _pair_sentence(base: str, other: str, base_rates: dict[int, float], other_rates: dict[int, float]) -> str:
+    b, o = base.upper(), other.upper()
+    common = sorted(set(base_rates) & set(other_rates))
+    if not common:
+        return f"No batch size was measured on both {b} and {o}."
+    faster = [n for n in common if other_rates[n] > base_rates[n]]
+    slower = [n for n in common if n not in faster]
+    if not slower:
+        span = (
+            f"batch {common[0]}"
+            if len(common) == 1
+            else f"every batch size in this range ({common[0]} to {common[-1]})"
+        )
+        return f"{o} faster at {span}."
+    if not faster:
+        return f"No crossover in this range ({b} faster at every batch size)."
+    flags = [n in faster for n in common]
+    switches = sum(1 for i in range(1, len(flags)) if flags[i] != flags[i - 1])
+    if switches == 1 and flags[-1]:
+        return f"{o} faster from batch {faster[0]}."
+    if switches == 1:
+        return f"{o} faster up to batch {faster[-1]}; {b} faster from batch {slower[0]}."
+    return f"No clean crossover: {o} faster at batch {_batches(faster)}, {b} at {_batches(slower)}."
+
+
+def crossover_sentence(points: Iterable[SweepPoint]) -> str:
+    """Where each device overtakes the baseline (the first CPU), by median samples/s: 'GPU faster from batch 256.'"""
+    rates: dict[str, dict[int, float]] = {}
+    for p in points:
+        rates.setdefault(p.device, {})
+        if p.samples_per_second:
+            rates[p.device][p.batch_size] = p.samples_per_second
+    if len(rates) < 2:
+        return "A crossover needs two devices measured, e.g. cpu and gpu."
+    base = next((d for d in rates if d.startswith("cpu")), next(iter(rates)))
+    return " ".join(_pair_sentence(base, d, rates[base], rates[d]) for d in rates if d != base)
