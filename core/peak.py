@@ -47,7 +47,7 @@ def measure(tf_device: str) -> Peak:
     """Peak float32 matmul GFLOP/s of `tf_device` ('/CPU:0', '/GPU:0'), measured once per process."""
     with _lock:
         if tf_device not in _cache:
-            _cache[tf_device] = _benchmark(tf_device)
+            _cache[tf_device] = benchmark(tf_device)
         return _cache[tf_device]
 
 
@@ -59,7 +59,8 @@ def utilisation(achieved_gflops: float | None, peak: Peak | float | None) -> flo
     return achieved_gflops / peak_gflops
 
 
-def _benchmark(tf_device: str) -> Peak:
+def benchmark(tf_device: str) -> Peak:
+    """Run the microbenchmark now, uncached (measure() is what runs and sweeps use)."""
     t = tf()
     kind = "GPU" if "GPU" in tf_device.upper() else "CPU"
     n = MATRIX_SIZE[kind]
