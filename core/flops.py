@@ -15,6 +15,9 @@ The convention, exactly (the tests work it by hand for every model):
   They are element-wise and memory-bound, a few percent of the total here, and the device's
   peak (core.peak) is a matmul figure, so achieved / peak compares like with like.
 
+Per training sample that gives: softmax 31,380 (forward 15,690); mlp with 128 hidden units
+409,364; cnn 14,315,156 (tests/test_flops.py works each by hand).
+
 Counters live in a registry keyed by Keras layer class name; a layer with no counter is an
 error, so a new model cannot silently report too few FLOPs.
 """
