@@ -1,0 +1,115 @@
+"""The runner and the store together, with the real engine on tiny synthetic data: queue, cancel, crash."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
+
+from core.config import TrainConfig
+from core.runner import Runner
+from core.store import Store, attach
+from tests.conftest import ROOT
+
+QUICK = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=50, epochs=2)
+# Batch 1 makes an epoch of 1,000-2,000 samples last a few tenths of a second on a laptop core.
+SLOW = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=1, model="mlp", epochs=2)
+
+
+def recorded(tmp_path):
+    """A fresh runner whose runs go to a store in tmp_path."""
+    runner, store = Runner(), Store(tmp_path / "runs.sqlite3")
+    attach(runner, store)
+    return runner, store
+
+
+def wait_until(predicate, timeout: float = 120.0, every: float = 0.005):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(every)
+
+
+def test_queued_runs_never_overlap_and_all_complete(tmp_path):
+    runner, store = recorded(tmp_path)
+    first, second = runner.submit(SLOW), runner.submit(QUICK)
+    wait_until(lambda: runner.status(first).state == "running")
+    third = runner.submit(QUICK)
+    assert runner.status(second).position == 1
+    assert runner.status(third).position == 2 and runner.status(third).describe() == "queued (position 2)"
+    assert [s.run_id for s in runner.jobs()] == [first, second, third]
+
+    finals = [runner.wait(run_id, timeout=300) for run_id in (first, second, third)]
+    assert [s.state for s in finals] == ["completed"] * 3
+    runs = store.load([first, second, third])
+    assert [r.status for r in runs] == ["completed"] * 3 and [len(r.epochs) for r in runs] == [2, 2, 2]
+    intervals = [(datetime.fromisoformat(r.started_at), datetime.fromisoformat(r.finished_at)) for r in runs]
+    for (_, end), (start, _) in zip(intervals, intervals[1:], strict=False):
+        assert end <= start  # one after another, in the order submitted
+    for status, run in zip(finals, runs, strict=True):
+        assert run.to_dict() == status.result.to_dict()  # what was stored is what the engine returned
+
+    # A file exported here imports elsewhere and exports again byte for byte.
+    with Store(tmp_path / "laptop.sqlite3") as laptop:
+        text = store.export_json(first)
+        assert laptop.import_bytes(text.encode()).added and laptop.export_json(first) == text
+
+
+def test_cancel_during_an_epoch_takes_under_a_second_and_keeps_finished_epochs(tmp_path):
+    runner, store = recorded(tmp_path)
+    long_run = TrainConfig(dataset="synthetic", train_subset=2000, batch_size=1, model="mlp", epochs=50)
+    running, queued = runner.submit(long_run), runner.submit(QUICK)
+    assert runner.cancel(queued) and runner.status(queued).state == "cancelled"  # dropped from the queue at once
+    wait_until(lambda: runner.status(running).epochs_done >= 1)
+    time.sleep(0.1)  # into the next epoch
+    began = time.monotonic()
+    assert runner.cancel(running)
+    final = runner.wait(running, timeout=5)
+    took = time.monotonic() - began
+    assert final.state == "cancelled" and took < 1.0, (final.state, took)
+    stored = store.get(running)
+    assert stored.status == "cancelled" and 1 <= len(stored.epochs) < 50
+    assert stored.epochs == list(final.epochs) and [m.epoch for m in stored.epochs] == list(
+        range(1, len(final.epochs) + 1)
+    )
+    assert store.get(queued) is None  # never started, so nothing to keep
+    assert not runner.cancel(running)  # already over
+
+
+def test_a_cli_training_killed_mid_run_is_interrupted_with_its_epochs(tmp_path):
+    db = tmp_path / "runs.sqlite3"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core", "train", "--db", str(db), "--dataset", "synthetic", "--train-subset", "2000"]
+        + ["--batch-size", "1", "--model", "mlp", "--epochs", "100"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    guard = threading.Timer(180, proc.kill)  # never hang the suite
+    guard.start()
+    try:
+        lines = []
+        while not any(line.startswith("epoch") for line in lines):
+            line = proc.stdout.readline()
+            assert line, f"the training ended early: {proc.stderr.read()}"
+            lines.append(line)
+        os.kill(proc.pid, signal.SIGKILL)  # mid epoch 2: no handler runs, nothing is flushed or closed
+        proc.wait()
+        lines += proc.stdout.readlines()
+    finally:
+        guard.cancel()
+    assert proc.returncode == -signal.SIGKILL
+    run_id = next(line.split()[1].rstrip(",") for line in lines if line.startswith("run "))
+    printed = [line for line in lines if line.startswith("epoch")]
+
+    with Store(db) as store:
+        assert store.integrity_check() == "ok"
+        run = store.get(run_id)
+        assert run.status == "interrupted" and f"pid {proc.pid}" in run.error
+        numbers = [m.epoch for m in run.epochs]
+        # Every epoch printed was on disk first; at most the one in progress is lost.
+        assert numbers == list(range(1, len(numbers) + 1)) and len(printed) <= len(numbers) < 100
+        assert run.host.get("hostname") and run.device.get("variables_on") == "CPU:0"
