@@ -24,8 +24,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from core.sweep_config import SWEEP_KIND, SweepConfig
+
 SWEEP_SCHEMA_VERSION = 1
-SWEEP_KIND = "sweep"
 STATUSES = ("running", "completed", "cancelled", "failed", "interrupted")
 
 
@@ -39,7 +40,7 @@ class SweepPoint:
 
     device: str  # as configured: 'cpu', 'gpu', 'gpu:1'
     batch_size: int
-    steps: int  # timed optimizer steps per repeat
+    steps: int  # timed optimizer steps per repeat (0 where the point failed)
     samples_per_second: float | None  # median over repeats; None if the point failed
     samples_per_second_min: float | None
     samples_per_second_max: float | None
@@ -109,8 +110,6 @@ class SweepResult:
     @classmethod
     def from_dict(cls, data: Any) -> SweepResult:
         """Rebuild from to_dict() output, checking it; raises SweepFileError (or ConfigError) in one sentence."""
-        from core.sweep import SweepConfig
-
         if not isinstance(data, dict) or data.get("kind") != SWEEP_KIND:
             raise SweepFileError('A sweep file must be a JSON object with "kind": "sweep".')
         if data.get("schema_version") != SWEEP_SCHEMA_VERSION:
@@ -155,7 +154,7 @@ def points_frame(points: Iterable[SweepPoint]):
 
 
 # -- reading untrusted points -----------------------------------------------------------------
-_COUNTS = {"batch_size", "steps"}
+_COUNTS = {"batch_size": 1, "steps": 0}  # least allowed; a failed point timed 0 steps
 _OPTIONAL_TEXT = {"error"}
 
 
@@ -189,8 +188,9 @@ def _point(i: int, value: Any) -> SweepPoint:
                 raise SweepFileError(f"{where}.device must be a device name such as cpu or gpu.")
             kwargs[name] = item
         elif name in _COUNTS:
-            if isinstance(item, bool) or not isinstance(item, int) or item < 1:
-                raise SweepFileError(f"{where}.{name} must be a whole number of at least 1, not {item!r}.")
+            least = _COUNTS[name]
+            if isinstance(item, bool) or not isinstance(item, int) or item < least:
+                raise SweepFileError(f"{where}.{name} must be a whole number of at least {least}, not {item!r}.")
             kwargs[name] = item
         elif name in _OPTIONAL_TEXT:
             kwargs[name] = _text(f"{where}.{name}", item)

@@ -237,3 +237,15 @@ def test_cli_refusals_are_one_sentence(args, code, says, capsys):
     assert info.value.code == code
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and says in err[0] and err[0].startswith("error: ")
+
+
+def test_a_failed_point_survives_the_file_and_stays_out_of_the_crossover():
+    ok = _points("cpu", {16: 5e4, 4096: 3e5}) + _points("gpu", {16: 1e4})
+    result = SweepResult(
+        config=SweepConfig(devices=("cpu", "gpu"), batch_sizes=(16, 4096)).to_dict(), status="completed"
+    )
+    result.points = ok + [SweepPoint("gpu", 4096, 0, None, None, None, error="Out of memory on gpu from batch 4096.")]
+    again = SweepResult.from_dict(json.loads(result.to_json()))
+    assert again.points == result.points
+    assert again.crossover() == "No crossover in this range (CPU faster at every batch size)."
+    assert again.to_frame()["samples_per_second"].isna().tolist() == [False, False, False, True]
