@@ -23,6 +23,7 @@ from core.config import ConfigError, TrainConfig
 from core.results import SCHEMA_VERSION, EpochMetrics, RunResult
 
 MAX_FILE_BYTES = 5_000_000
+_LIMIT = f"{MAX_FILE_BYTES / 1e6:g} MB"
 MAX_DEPTH = 10  # the format itself needs 4 (host -> gpus -> one gpu)
 MAX_STRING = 10_000
 MAX_ITEMS = 1_000  # entries in any one list or object
@@ -76,7 +77,7 @@ def _reject_constant(name: str) -> Any:
 
 def _parse_json(data: bytes) -> Any:
     if len(data) > MAX_FILE_BYTES:
-        raise RunFileError(f"The file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,} bytes (5 MB).")
+        raise RunFileError(f"The file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,} bytes ({_LIMIT}).")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -228,7 +229,7 @@ def _timestamp(path: str, value: Any) -> str | None:
 
 
 _TOP_REQUIRED = {"schema_version", "config", "host", "device", "status", "epochs"}
-_TOP_ALLOWED = _TOP_REQUIRED | {"error", "started_at", "finished_at", "run_id"}
+_TOP_ALLOWED = _TOP_REQUIRED | {"error", "started_at", "finished_at", "run_id", "kind"}  # kind: "train" only
 
 
 def validate_run(data: Any) -> RunResult:
@@ -286,9 +287,9 @@ def read_run_file(path: str | os.PathLike) -> RunResult:
         with open(path, "rb") as fh:
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as err:
-        raise RunFileError(f"Cannot read {os.fspath(path)} ({err.strerror or err}).") from None
+        raise RunFileError(f"The file cannot be read ({err.strerror or err}).") from None
     if len(data) > MAX_FILE_BYTES:
-        raise RunFileError(f"{os.fspath(path)} is larger than the limit of {MAX_FILE_BYTES:,} bytes (5 MB).")
+        raise RunFileError(f"The file is larger than the limit of {MAX_FILE_BYTES:,} bytes ({_LIMIT}).")
     return parse_run_file(data)
 
 

@@ -230,3 +230,17 @@ def test_reading_the_history_needs_neither_tensorflow_nor_streamlit(tmp_path):
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_an_unusable_db_path_is_one_sentence_for_every_command(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("a file where a folder should be")
+    db = str(blocker / "runs.sqlite3")
+    run_file = tmp_path / "run.json"
+    run_file.write_text(make_result().to_json())
+    tiny = ["--dataset", "synthetic", "--train-subset", "100", "--batch-size", "10", "--epochs", "1"]
+    for argv in (["train", *tiny], ["import", str(run_file)]):
+        assert main([*argv, "--db", db]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"error: The run history {db} cannot be opened"), err
+    assert blocker.read_text() == "a file where a folder should be"
