@@ -436,14 +436,18 @@ def get_store(path: str | os.PathLike | None = None) -> Store:
 
 
 def attach(runner: Any, store: Store | None = None) -> None:
-    """Persist a Runner's training runs epoch by epoch; store None = get_store() as each run starts."""
+    """Persist a Runner's jobs: training runs epoch by epoch, other kinds whole; store None = get_store() then."""
     from core.config import TrainConfig
 
     writing: dict[str, Store] = {}  # run_id -> the store its first event went to
 
     def on_event(event: str, job: Any, payload: Any) -> None:
         if not isinstance(job.config, TrainConfig):
-            return  # other kinds persist themselves (save_record)
+            # Other kinds (a sweep) are stored whole when they finish, if their result says its kind.
+            result = job.result
+            if event == "finished" and hasattr(result, "kind") and hasattr(result, "to_dict"):
+                (store or get_store()).save_record(result.kind, result.to_dict(), job.run_id, job.state)
+            return
         if event == "started":
             target = writing[job.run_id] = store or get_store()
             target.begin(job.run_id, job.config)

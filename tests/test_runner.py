@@ -6,10 +6,11 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime
 
 from core.config import TrainConfig
-from core.runner import Runner
+from core.runner import Runner, register_kind
 from core.store import Store, attach
 from tests.conftest import ROOT
 
@@ -113,3 +114,30 @@ def test_a_cli_training_killed_mid_run_is_interrupted_with_its_epochs(tmp_path):
         # Every epoch printed was on disk first; at most the one in progress is lost.
         assert numbers == list(range(1, len(numbers) + 1)) and len(printed) <= len(numbers) < 100
         assert run.host.get("hostname") and run.device.get("variables_on") == "CPU:0"
+
+
+@dataclass(frozen=True)
+class EchoConfig:
+    """A job kind of this test's own: stands in for a sweep, which stores one JSON document."""
+
+    text: str
+
+
+@dataclass
+class EchoResult:
+    text: str
+    status: str = "completed"
+    error: str | None = None
+    kind: str = "echo"
+
+    def to_dict(self) -> dict:
+        return {"schema_version": 1, "kind": self.kind, "text": self.text, "status": self.status}
+
+
+def test_other_kinds_of_job_are_stored_whole_when_they_finish(tmp_path):
+    register_kind(EchoConfig, lambda config, on_epoch, should_stop, run_id: EchoResult(config.text))
+    runner, store = recorded(tmp_path)
+    run_id = runner.submit(EchoConfig("hello"))
+    assert runner.wait(run_id, timeout=30).state == "completed"
+    assert store.records("echo") == [(run_id, EchoResult("hello").to_dict())]
+    assert store.get(run_id) is None and store.history() == []  # not a training run
