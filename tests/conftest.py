@@ -42,3 +42,10 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 180) -> subpro
         text=True,
         timeout=timeout,
     )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_history(tmp_path_factory):
+    """Every test, and every process a test starts, records runs in a throwaway history file."""
+    os.environ["TFDASH_DB"] = str(tmp_path_factory.mktemp("history") / "runs.sqlite3")
+    yield
