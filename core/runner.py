@@ -46,6 +46,7 @@ class Job:
     epochs: list[EpochMetrics] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
     order: int = 0
+    error_text: str | None = None  # set when the job function itself raised
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,7 @@ class Runner:
         position = self._queue.index(job) + 1 if job in self._queue else None
         # A config may say how its progress is counted (SweepConfig: points); training counts epochs.
         total = getattr(job.config, "progress_total", None) or getattr(job.config, "epochs", None)
-        error = job.result.error if job.result is not None else None
+        error = getattr(job.result, "error", None) or job.error_text
         return JobStatus(
             run_id=job.run_id,
             state=job.state,
