@@ -1,0 +1,166 @@
+"""What hardware the dashboard may train on, found without importing TensorFlow in its process.
+
+Finding GPUs needs TensorFlow (3-4 s to import, far more on a cold disk), so the dashboard asks a
+subprocess (`python -m core devices --json`) from a background thread, once per server process,
+and shows the page at once: CPU training needs no answer, GPU modes wait for one.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.config import ConfigError, TrainConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+# A cold first import of TensorFlow (and CUDA probing) can take a minute on a slow disk.
+PROBE_TIMEOUT_S = 120
+
+CHECKING, READY, FAILED = "checking", "ready", "failed"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The hardware check's answer: state, the host as `python -m core devices --json` prints it, why it failed."""
+
+    state: str
+    host: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+
+    @property
+    def gpus(self) -> list[dict[str, Any]]:
+        """GPUs TensorFlow can use here (none while checking or after a failed check)."""
+        return list(self.host.get("gpus") or []) if self.state == READY else []
+
+
+def _run_probe(command: list[str], timeout: float) -> Probe:
+    try:
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return Probe(FAILED, message=f"The hardware check did not answer within {timeout:.0f} s, so GPUs are off.")
+    except OSError as err:
+        return Probe(FAILED, message=f"The hardware check could not start ({err.strerror}), so GPUs are off.")
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1][:200]
+        return Probe(FAILED, message=f"The hardware check failed ({last}), so GPUs are off.")
+    try:
+        host = json.loads(done.stdout)
+    except ValueError:
+        return Probe(FAILED, message="The hardware check printed something that is not JSON, so GPUs are off.")
+    if not isinstance(host, dict):
+        return Probe(FAILED, message="The hardware check answered in an unknown format, so GPUs are off.")
+    return Probe(READY, host=host)
+
+
+class Prober:
+    """Runs the check once on a daemon thread; any thread may read the answer."""
+
+    def __init__(self, command: list[str] | None = None, timeout: float = PROBE_TIMEOUT_S):
+        self.command = command or [sys.executable, "-m", "core", "devices", "--json"]
+        self.timeout = timeout
+        self._result = Probe(CHECKING)
+        self._started = False
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start the check unless it has been started already."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._work, name="hardware-probe", daemon=True).start()
+
+    def _work(self) -> None:
+        self._result = _run_probe(self.command, self.timeout)
+        self._done.set()
+
+    def result(self) -> Probe:
+        """The answer so far (state CHECKING until the subprocess has answered)."""
+        return self._result
+
+    def wait(self, timeout: float | None = None) -> Probe:
+        """Block until the check has answered (or timeout); return the answer so far."""
+        self.start()
+        self._done.wait(timeout)
+        return self._result
+
+
+_default = Prober()
+
+
+def start() -> None:
+    """Start the process-wide hardware check (once)."""
+    _default.start()
+
+
+def result() -> Probe:
+    """The process-wide hardware check's answer so far."""
+    return _default.result()
+
+
+def wait(timeout: float | None = None) -> Probe:
+    """Wait for the process-wide hardware check."""
+    return _default.wait(timeout)
+
+
+# -- device modes: what the device picker offers, given the check's answer -------------------
+@dataclass(frozen=True)
+class Mode:
+    """A device choice: one run, or two runs side by side that differ only in `runs`' overrides."""
+
+    key: str
+    label: str
+    runs: tuple[dict[str, str], ...]
+    needs_gpu: bool
+
+
+def modes(probe: Probe) -> list[Mode]:
+    """Every device mode, GPU ones included even when there is no GPU (so they can be shown as unavailable)."""
+    gpus = [f"gpu:{g.get('index', i)}" for i, g in enumerate(probe.gpus)] or ["gpu:0"]
+    names = {f"gpu:{g.get('index', i)}": g.get("name") for i, g in enumerate(probe.gpus)}
+    first = gpus[0]
+    found = [
+        Mode("cpu", "CPU", ({"device": "cpu"},), False),
+        *(Mode(g, f"{g.upper()} · {names[g]}" if names.get(g) else "GPU", ({"device": g},), True) for g in gpus),
+        Mode("cpu-vs-gpu", "CPU vs GPU", ({"device": "cpu"}, {"device": first}), True),
+        Mode("fit:cpu", "Fast vs plain model.fit, on the CPU", _fit_runs("cpu"), False),
+    ]
+    if probe.gpus:
+        found.append(Mode(f"fit:{first}", f"Fast vs plain model.fit, on {first.upper()}", _fit_runs(first), True))
+    return found
+
+
+def _fit_runs(device: str) -> tuple[dict[str, str], ...]:
+    # The plain model.fit run first: it is the baseline the fast path is measured against.
+    return ({"device": device, "execution": "keras-default"}, {"device": device, "execution": "fast"})
+
+
+def unavailable(mode: Mode, probe: Probe) -> str | None:
+    """Why `mode` cannot run here ('no GPU found on this machine'), or None if it can."""
+    if not mode.needs_gpu:
+        return None
+    reasons: dict[str, Callable[[], str | None]] = {
+        CHECKING: lambda: "still checking for GPUs",
+        FAILED: lambda: "the hardware check failed, so GPUs are off",
+        READY: lambda: None if probe.gpus else "no GPU found on this machine",
+    }
+    return reasons[probe.state]()
+
+
+def plan(settings: dict[str, Any], mode_key: str, probe: Probe) -> list[TrainConfig]:
+    """The validated configs to submit for `mode_key`; ConfigError if a setting is bad or the device absent."""
+    by_key = {m.key: m for m in modes(probe)}
+    mode = by_key.get(mode_key)
+    if mode is None:
+        raise ConfigError("device", f"device mode must be one of {', '.join(by_key)}, not {mode_key!r}.")
+    reason = unavailable(mode, probe)
+    if reason is not None:
+        raise ConfigError("device", f"{mode.label} cannot run here: {reason}.")
+    return [TrainConfig(**{**settings, **overrides}) for overrides in mode.runs]

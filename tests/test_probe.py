@@ -1,0 +1,81 @@
+"""core.probe: the hardware check in a subprocess, and which device modes it allows."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from core import probe
+from core.config import ConfigError
+
+NO_GPU = probe.Probe(probe.READY, host={"gpus": []})
+TWO_GPUS = probe.Probe(
+    probe.READY,
+    host={"gpus": [{"index": 0, "name": "NVIDIA H100"}, {"index": 1, "name": "NVIDIA L4"}]},
+)
+SETTINGS = {"dataset": "synthetic", "model": "softmax", "epochs": 2, "batch_size": 50, "train_subset": 500}
+
+
+def test_the_real_check_answers_with_this_machines_devices():
+    hw = probe.Prober().wait(180)
+    assert hw.state == probe.READY, hw.message
+    assert hw.host["cpu_cores"] >= 1 and hw.host["tensorflow"]
+    assert hw.gpus == hw.host["gpus"]
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        ([sys.executable, "-c", "import sys; sys.exit('cannot import tensorflow')"], "cannot import tensorflow"),
+        ([sys.executable, "-c", "print('not json')"], "not JSON"),
+        ([sys.executable, "-c", "print('[1, 2]')"], "unknown format"),
+        (["/nonexistent/python"], "could not start"),
+    ],
+)
+def test_a_failed_check_is_one_sentence_and_means_cpu_only(command, words):
+    hw = probe.Prober(command=command).wait(60)
+    assert hw.state == probe.FAILED
+    assert words in hw.message and hw.message.endswith("so GPUs are off.")
+    assert hw.gpus == []
+    assert probe.unavailable(probe.modes(hw)[1], hw) == "the hardware check failed, so GPUs are off"
+
+
+def test_a_check_that_hangs_is_given_up():
+    hw = probe.Prober(command=[sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5).wait(20)
+    assert hw.state == probe.FAILED and "did not answer within" in hw.message
+
+
+def test_without_a_gpu_every_gpu_mode_is_listed_but_refused():
+    modes = {m.key: m for m in probe.modes(NO_GPU)}
+    assert list(modes) == ["cpu", "gpu:0", "cpu-vs-gpu", "fit:cpu"]
+    for key in ("gpu:0", "cpu-vs-gpu"):
+        assert probe.unavailable(modes[key], NO_GPU) == "no GPU found on this machine"
+        with pytest.raises(ConfigError) as err:
+            probe.plan(SETTINGS, key, NO_GPU)
+        assert err.value.field == "device" and "no GPU found" in str(err.value)
+    # While the check runs, GPU modes wait too; CPU modes never do.
+    checking = probe.Probe(probe.CHECKING)
+    with pytest.raises(ConfigError, match="still checking for GPUs"):
+        probe.plan(SETTINGS, "cpu-vs-gpu", checking)
+    assert [c.device for c in probe.plan(SETTINGS, "cpu", checking)] == ["cpu"]
+
+
+def test_compare_modes_submit_the_same_config_twice_differing_only_in_device_or_execution():
+    cpu, gpu = probe.plan(SETTINGS, "cpu-vs-gpu", TWO_GPUS)
+    assert (cpu.device, gpu.device) == ("cpu", "gpu:0")
+    assert cpu.to_dict() | {"device": "gpu:0"} == gpu.to_dict()
+    plain, fast = probe.plan(SETTINGS, "fit:cpu", NO_GPU)
+    assert (plain.execution, fast.execution) == ("keras-default", "fast")
+    assert plain.to_dict() | {"execution": "fast"} == fast.to_dict()
+    keys = [m.key for m in probe.modes(TWO_GPUS)]
+    assert keys == ["cpu", "gpu:0", "gpu:1", "cpu-vs-gpu", "fit:cpu", "fit:gpu:0"]
+    assert probe.modes(TWO_GPUS)[2].label == "GPU:1 · NVIDIA L4"
+
+
+def test_bad_settings_and_unknown_modes_are_config_errors():
+    with pytest.raises(ConfigError) as err:
+        probe.plan({**SETTINGS, "batch_size": 600}, "cpu", NO_GPU)
+    assert err.value.field == "batch_size"
+    with pytest.raises(ConfigError, match="device mode must be one of"):
+        probe.plan(SETTINGS, "tpu", NO_GPU)
