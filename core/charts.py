@@ -1,0 +1,161 @@
+"""Pure functions from per-epoch tables (RunResult.to_frame()) to Altair charts sized for a projector."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+from core.config import TrainConfig
+
+# Okabe-Ito colours: distinct for colour-blind viewers and still distinct on a washed-out projector.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
+EXECUTION_LABELS = {"fast": "fast", "keras-default": "plain fit"}
+FONT = {"label": 16, "title": 18, "chart_title": 22, "subtitle": 16}
+HEIGHT = 300  # the plot area; title, axes and legends add to it
+INK = "#1A1A1A"  # dark labels: a projector washes out grey
+WARMUP_NOTE = "epoch 1 includes compilation"
+
+
+def series_labels(configs: Sequence[TrainConfig]) -> list[str]:
+    """'CPU', 'GPU:0'; runs on the same device are told apart by execution: 'CPU (plain fit)'."""
+    devices = [c.device.upper() for c in configs]
+    return [
+        f"{d} ({EXECUTION_LABELS[c.execution]})" if devices.count(d) > 1 else d
+        for d, c in zip(devices, configs, strict=True)
+    ]
+
+
+def epochs_frame(frames: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.DataFrame:
+    """Several runs' to_frame() tables as one, with a 'series' column naming each run."""
+    parts = [f.assign(series=label) for f, label in zip(frames, labels, strict=True) if len(f)]
+    if not parts:
+        return pd.DataFrame(columns=["series", "epoch", "train_accuracy", "test_accuracy", "train_seconds", "warmup"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def _colour(frame: pd.DataFrame) -> alt.Color:
+    order = list(dict.fromkeys(frame["series"]))
+    scale = alt.Scale(domain=order, range=[PALETTE[i % len(PALETTE)] for i in range(len(order))])
+    return alt.Color("series:N", title="Run", scale=scale, sort=order, legend=alt.Legend(orient="bottom"))
+
+
+def _style(chart, title: str, subtitle: str):
+    return (
+        chart.properties(
+            height=HEIGHT,
+            # Fit the width to the column, keep the plot's own height (titles and legends come on top).
+            autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
+            title=alt.TitleParams(
+                title,
+                subtitle=subtitle,
+                fontSize=FONT["chart_title"],
+                subtitleFontSize=FONT["subtitle"],
+                anchor="start",
+                color=INK,
+                subtitleColor=INK,
+            ),
+        )
+        .configure_axis(
+            labelFontSize=FONT["label"],
+            titleFontSize=FONT["title"],
+            labelColor=INK,
+            titleColor=INK,
+            titleFontWeight="normal",
+            grid=True,
+        )
+        .configure_legend(
+            labelFontSize=FONT["label"],
+            titleFontSize=FONT["label"],
+            labelColor=INK,
+            titleColor=INK,
+            symbolSize=220,
+            labelLimit=320,
+        )
+    )
+
+
+def _epoch_domain(frame: pd.DataFrame, epochs_total: int | None) -> list[int]:
+    last = int(frame["epoch"].max()) if len(frame) else 1
+    return list(range(1, max(last, epochs_total or 0, 1) + 1))
+
+
+def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> alt.Chart:
+    """Train and test accuracy per epoch: colour = series, solid = test, dashed = train.
+
+    epochs_total fixes the x axis to the whole run, so a live chart grows into it.
+    """
+    long = frame.melt(
+        id_vars=["series", "epoch"],
+        value_vars=["test_accuracy", "train_accuracy"],
+        var_name="data",
+        value_name="accuracy",
+    )
+    long["data"] = long["data"].map({"test_accuracy": "Test", "train_accuracy": "Train"})
+    domain = _epoch_domain(frame, epochs_total)
+    x_scale = alt.Scale(domain=[1, max(domain[-1], 2)], nice=False)
+    chart = (
+        alt.Chart(long)
+        .mark_line(point=alt.OverlayMarkDef(size=90, filled=True), strokeWidth=3.5)
+        .encode(
+            x=alt.X("epoch:Q", title="Epoch", scale=x_scale, axis=alt.Axis(tickMinStep=1, format="d")),
+            y=alt.Y("accuracy:Q", title="Accuracy", scale=alt.Scale(zero=False), axis=alt.Axis(format=".0%")),
+            color=_colour(frame),
+            strokeDash=alt.StrokeDash(
+                "data:N",
+                title="Data",
+                sort=["Test", "Train"],
+                scale=alt.Scale(domain=["Test", "Train"], range=[[1, 0], [7, 5]]),
+                legend=None,  # the subtitle says which is which, in words
+            ),
+            detail="series:N",
+            tooltip=[
+                alt.Tooltip("series:N", title="Run"),
+                alt.Tooltip("epoch:Q", title="Epoch"),
+                alt.Tooltip("data:N", title="Data"),
+                alt.Tooltip("accuracy:Q", title="Accuracy", format=".2%"),
+            ],
+        )
+    )
+    return _style(chart, "Accuracy per epoch", "solid = test set, dashed = training set")
+
+
+def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> alt.LayerChart:
+    """Training seconds per epoch, one bar per series; the warm-up epoch is faded and labelled."""
+    data = frame[["series", "epoch", "train_seconds", "warmup"]].rename(columns={"train_seconds": "seconds"})
+    data = data.assign(kind=data["warmup"].map({True: "warm-up (" + WARMUP_NOTE + ")", False: "steady state"}))
+    top = float(data["seconds"].max()) if len(data) else 1.0
+    # Headroom above the tallest bar keeps the warm-up label inside the plot.
+    y = alt.Y("seconds:Q", title="Seconds (training only)", scale=alt.Scale(domain=[0, top * 1.22], nice=False))
+    x_scale = alt.Scale(domain=_epoch_domain(frame, epochs_total))
+    # Epoch 1's tick reads "1 / warm-up" on two lines, so it stays marked however narrow the bars get.
+    axis = alt.Axis(labelAngle=0, labelExpr="datum.value == 1 ? ['1', 'warm-up'] : datum.label")
+    x = alt.X("epoch:O", title="Epoch", scale=x_scale, axis=axis)
+    bars = (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            x=x,
+            xOffset=alt.XOffset("series:N", sort=list(dict.fromkeys(data["series"]))),
+            y=y,
+            color=_colour(frame),
+            opacity=alt.condition("datum.warmup", alt.value(0.45), alt.value(1.0)),
+            tooltip=[
+                alt.Tooltip("series:N", title="Run"),
+                alt.Tooltip("epoch:O", title="Epoch"),
+                alt.Tooltip("seconds:Q", title="Seconds", format=".3f"),
+                alt.Tooltip("kind:N", title="Epoch kind"),
+            ],
+        )
+    )
+    # The note starts at epoch 1's left edge, in the headroom above every bar.
+    note = (
+        alt.Chart(data)
+        .transform_filter("datum.warmup")
+        .transform_aggregate(count="count()", groupby=["epoch"])
+        .mark_text(align="left", baseline="top", dx=2, fontSize=FONT["label"], fontWeight="bold", color=INK)
+        .encode(x=alt.X("epoch:O", scale=x_scale, axis=axis, title="Epoch", bandPosition=0), y=alt.value(6))
+        .encode(text=alt.value(WARMUP_NOTE))
+    )
+    return _style(alt.layer(bars, note), "Seconds per epoch", "lower is faster · faded bars: warm-up")
