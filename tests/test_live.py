@@ -1,0 +1,93 @@
+"""core.live: run groups, snapshots and the status sentences a page shows, on a real runner."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from core import data, live
+from core.config import TrainConfig
+from core.runner import JobStatus, Runner
+
+# Synthetic data: always available, and small enough to train in a second.
+SHORT = TrainConfig(dataset="synthetic", train_subset=200, batch_size=50, epochs=2)
+LONG = TrainConfig(dataset="synthetic", train_subset=2000, batch_size=10, epochs=500)
+
+
+def wait_for(condition, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_group_queued_behind_another_says_what_it_waits_for_then_finishes():
+    runner = Runner()
+    first = live.submit_group(runner, [LONG])
+    plain = TrainConfig(**{**SHORT.to_dict(), "execution": "keras-default"})
+    second = live.submit_group(runner, [plain, SHORT])
+    labels = ["CPU (plain fit)", "CPU (fast)"]
+    assert live.group_ids(runner, second[1]) == second
+    assert live.active_group(runner) == first
+
+    wait_for(lambda: runner.status(first[0]).epochs_done >= 1)
+    waiting = [runner.status(i) for i in second]
+    assert live.is_active(waiting)
+    line = live.status_line(waiting, labels, runner.current())
+    assert re.fullmatch(r"Waiting: another session is training softmax on CPU, epoch \d+ of 500\.", line), line
+    running = runner.status(first[0])
+    copy = live.snapshot(running)
+    assert copy.epochs == list(running.epochs) and copy.status == "running"
+
+    runner.cancel(first[0])
+    for run_id in second:
+        runner.wait(run_id, 120)
+    done = [runner.status(i) for i in second]
+    assert not live.is_active(done)
+    assert (
+        live.status_line(done, labels, runner.current())
+        == "CPU (plain fit): done, 2 epochs  ·  CPU (fast): done, 2 epochs"
+    )
+    stopped = runner.status(first[0])
+    assert stopped.state == "cancelled" and 1 <= stopped.epochs_done < 500
+    line = live.status_line([stopped], ["CPU"], None)
+    assert line == f"CPU: stopped after {stopped.epochs_done} of 500 epochs"
+    assert live.snapshot(stopped) is stopped.result and live.active_group(runner) == []
+
+
+def test_a_running_group_reads_epoch_by_epoch_and_notes_stopping():
+    status = JobStatus("g-1", "running", None, 2, 10, (), None, None, SHORT)
+    queued = JobStatus("g-2", "queued", 1, 0, 10, (), None, None, SHORT)
+    assert live.status_line([status, queued], ["CPU", "GPU:0"], status) == "CPU: epoch 3 of 10  ·  GPU:0: next"
+    assert live.status_line([status], ["CPU"], status, stopping=True) == "CPU: epoch 3 of 10 (stopping…)"
+    other = JobStatus("h-1", "running", None, 0, 5, (), None, None, LONG)
+    finished = JobStatus("g-1", "completed", None, 1, 1, (), None, None, SHORT)
+    assert live.status_line([finished], ["CPU"], other) == (
+        "CPU: done, 1 epoch  ·  another session is training softmax on CPU, epoch 1 of 5; a new run waits for it"
+    )
+
+
+def starting(dataset: str) -> JobStatus:
+    config = TrainConfig(dataset=dataset)
+    return JobStatus("g-1", "running", None, 0, config.epochs, (), None, None, config)
+
+
+def test_a_first_download_shows_its_progress(monkeypatch, tmp_path):
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    total = sum(data.DOWNLOAD_BYTES["mnist"].values())
+    assert live.download_line([starting("mnist")]) == (f"Downloading MNIST: 0.0 of {total / 1e6:.1f} MB", 0.0)
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets" / "mnist.npz").write_bytes(b"\0" * 5_000_000)
+    text, fraction = live.download_line([starting("mnist")])
+    assert text == f"Downloading MNIST: 5.0 of {total / 1e6:.1f} MB"
+    assert fraction == pytest.approx(5_000_000 / total)
+    # Once epoch 1 has finished, or for generated data, there is nothing to download.
+    assert (
+        live.download_line([JobStatus("g-1", "running", None, 1, 3, (), None, None, TrainConfig(dataset="mnist"))])
+        is None
+    )
+    assert live.download_line([starting("synthetic")]) is None
+    if data.availability("fashion_mnist").available:  # read in place from Debian's package
+        assert live.download_line([starting("fashion_mnist")]) is None
