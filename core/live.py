@@ -63,7 +63,9 @@ _WORDS = {
     "queued": lambda s: "next",
     "running": lambda s: f"epoch {min(s.epochs_done + 1, s.epochs_total or 1)} of {s.epochs_total}",
     "completed": lambda s: f"done, {s.epochs_done} epoch{'' if s.epochs_done == 1 else 's'}",
-    "cancelled": lambda s: f"stopped after {s.epochs_done} of {s.epochs_total} epochs",
+    "cancelled": lambda s: (
+        f"stopped after {s.epochs_done} of {s.epochs_total} epochs" if s.epochs_done else "stopped before epoch 1"
+    ),
     "failed": lambda s: "failed",
     "interrupted": lambda s: "interrupted",
 }

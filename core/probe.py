@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import ConfigError, TrainConfig
+from core.devices import GPU_ADVICE
 
 ROOT = Path(__file__).resolve().parents[1]
 # A cold first import of TensorFlow (and CUDA probing) can take a minute on a slow disk.
@@ -108,6 +109,25 @@ def result() -> Probe:
 def wait(timeout: float | None = None) -> Probe:
     """Wait for the process-wide hardware check."""
     return _default.wait(timeout)
+
+
+def host_rows(probe: Probe) -> list[tuple[str, str]]:
+    """(what, details) rows describing the CPU, the TensorFlow build and each GPU, for a table."""
+    h = probe.host
+    cudnn = f", cuDNN {h['cudnn_build']}" if h.get("cudnn_build") else ""
+    cuda = f"CUDA {h['cuda_build']}{cudnn}" if h.get("cuda_build") else "none (CPU-only)"
+    rows = [
+        ("CPU", f"{h.get('cpu_model')}, {h.get('cpu_cores')} cores"),
+        ("TensorFlow", f"{h.get('tensorflow')} (Keras {h.get('keras')}), Python {h.get('python')}"),
+        ("Built with", cuda),
+    ]
+    for gpu in probe.gpus:
+        memory = f", {gpu['memory_mb']:,} MiB" if gpu.get("memory_mb") else ""
+        capability = f", compute capability {gpu['compute_capability']}" if gpu.get("compute_capability") else ""
+        rows.append((f"GPU:{gpu['index']}", f"{gpu['name']}{capability}{memory}"))
+    if not probe.gpus:
+        rows.append(("GPU", f"none found. {GPU_ADVICE}"))
+    return rows
 
 
 # -- device modes: what the device picker offers, given the check's answer -------------------

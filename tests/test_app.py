@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import data, probe
+from core import data, live, probe
 from core.config import ConfigError, TrainConfig
 from core.devices import GPU_ADVICE
 from core.runner import get_runner
@@ -177,4 +177,19 @@ def test_a_missing_dataset_says_why_and_names_the_ones_available(at):
     (info,) = at.info
     assert info.value.startswith("MNIST is not on this machine yet")
     assert "available offline: Fashion-MNIST, Synthetic" in info.value
+    assert not at.exception
+
+
+def test_a_failed_run_shows_its_one_sentence_not_a_traceback(at):
+    # A device TrainConfig accepts but this machine lacks: the run fails as it starts.
+    config = TrainConfig(device="cpu:7", dataset="synthetic", train_subset=100, batch_size=10, epochs=1)
+    runner = get_runner()
+    ids = live.submit_group(runner, [config])
+    failed = runner.wait(ids[0], 120)
+    assert failed.state == "failed"
+    at.session_state["runs"] = ids
+    at.run()
+    assert [e.value for e in at.error] == [f"CPU:7: {failed.error}"]
+    assert failed.error.startswith("There is no cpu:7") and "\n" not in failed.error
+    assert "CPU:7: failed" in " ".join(m.value for m in at.markdown)
     assert not at.exception

@@ -8,6 +8,7 @@ import pytest
 
 from core import probe
 from core.config import ConfigError
+from core.devices import GPU_ADVICE
 
 NO_GPU = probe.Probe(probe.READY, host={"gpus": []})
 TWO_GPUS = probe.Probe(
@@ -79,3 +80,15 @@ def test_bad_settings_and_unknown_modes_are_config_errors():
     assert err.value.field == "batch_size"
     with pytest.raises(ConfigError, match="device mode must be one of"):
         probe.plan(SETTINGS, "tpu", NO_GPU)
+
+
+def test_the_device_table_names_each_gpu_or_says_how_to_get_one():
+    host = {"cpu_model": "AMD EPYC", "cpu_cores": 2, "tensorflow": "2.21.0", "keras": "3.15.1", "python": "3.11.7"}
+    gpu = {"index": 0, "name": "NVIDIA H100", "compute_capability": "9.0", "memory_mb": 81_559}
+    rows = dict(probe.host_rows(probe.Probe(probe.READY, host={**host, "cuda_build": "12.5.1", "gpus": [gpu]})))
+    assert rows["CPU"] == "AMD EPYC, 2 cores"
+    assert rows["Built with"] == "CUDA 12.5.1"
+    assert rows["GPU:0"] == "NVIDIA H100, compute capability 9.0, 81,559 MiB"
+    rows = dict(probe.host_rows(probe.Probe(probe.READY, host={**host, "gpus": []})))
+    assert rows["Built with"] == "none (CPU-only)"
+    assert rows["GPU"] == f"none found. {GPU_ADVICE}"
