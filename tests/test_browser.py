@@ -1,0 +1,174 @@
+"""The dashboard in a real Chromium: `streamlit run` on a free port, driven with Playwright."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+from tests.conftest import ROOT, require
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = ROOT / "artifacts"
+# Tall enough that the charts and the metrics below them are on one screen.
+VIEWPORT = {"width": 1600, "height": 1200}
+RUNNING = '[data-testid="stStatusWidget"]'  # the "running" indicator, present only while the script runs
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """`streamlit run streamlit_app.py` in a subprocess; yields its URL."""
+    port = free_port()
+    log = open(ARTIFACTS.joinpath("streamlit.log") if ARTIFACTS.mkdir(exist_ok=True) is None else os.devnull, "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.port", str(port),
+         "--server.headless", "true", "--server.fileWatcherType", "none"],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            assert proc.poll() is None, "streamlit exited; see artifacts/streamlit.log"
+            assert time.monotonic() < deadline, "streamlit did not answer within 60 s"
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    require(os.access(CHROMIUM, os.X_OK), "Chromium (apt-get install chromium)")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def open_page(browser, url: str) -> tuple[Page, list[str]]:
+    """A new session's page, and the list its console errors and page errors go to."""
+    page = browser.new_page(viewport=VIEWPORT)
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(url)
+    expect(page.get_by_role("button", name="Quick demo")).to_be_visible(timeout=60_000)
+    return page, errors
+
+
+def wait_until_idle(page: Page, timeout: float = 60) -> None:
+    """Until the script has stopped running, for a whole second (a rerun may follow a stop)."""
+    deadline, quiet_since = time.monotonic() + timeout, None
+    while True:
+        if page.locator(RUNNING).count() == 0:
+            quiet_since = quiet_since or time.monotonic()
+            if time.monotonic() - quiet_since >= 1.0:
+                return
+        else:
+            quiet_since = None
+        assert time.monotonic() < deadline, "the script kept running"
+        page.wait_for_timeout(100)
+
+
+def status(page: Page):
+    """The status line next to Run and Stop."""
+    return page.locator('[data-testid="stMarkdownContainer"] strong').first
+
+
+def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, fashion_mnist):
+    page, errors = open_page(browser, server)
+    wait_until_idle(page)
+    page.get_by_role("button", name="Quick demo").click()
+    wait_until_idle(page)
+    page.locator(".st-key-run button").click()
+
+    expect(page.get_by_text("CPU: done, 3 epochs")).to_be_visible(timeout=120_000)
+    charts = page.locator('[data-testid="stVegaLiteChart"]')
+    expect(charts).to_have_count(2, timeout=30_000)
+    for i in range(2):
+        expect(charts.nth(i).locator("canvas, svg").first).to_be_visible(timeout=30_000)
+    expect(page.locator('[data-testid="stMetric"]')).to_have_count(4)
+    wait_until_idle(page)
+
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert errors == []
+    for label in ("Final test accuracy", "Median epoch (2+)", "Warm-up cost", "Samples / s"):
+        expect(page.get_by_text(label, exact=True)).to_be_visible()
+    shot = ARTIFACTS / "quick-demo.png"
+    page.screenshot(path=shot)
+    if os.environ.get("UPDATE_SCREENSHOT") == "1":  # the README's picture, refreshed on purpose only
+        shutil.copyfile(shot, ROOT / "docs" / "screenshot.png")
+    page.close()
+
+
+def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server, browser, fashion_mnist):
+    presenter, presenter_errors = open_page(browser, server)
+    wait_until_idle(presenter)
+    presenter.get_by_role("button", name="The tutorial").click()
+    wait_until_idle(presenter)
+    # Plain model.fit first, then the fast path: slow enough to stop and to queue behind.
+    presenter.get_by_text("Fast vs plain model.fit, on the CPU").click()
+    wait_until_idle(presenter)
+    presenter.locator(".st-key-run button").click()
+    expect(status(presenter)).to_contain_text("CPU (plain fit): epoch 3 of 10", timeout=120_000)
+
+    viewer, viewer_errors = open_page(browser, server)
+    expect(status(viewer)).to_contain_text("Already running on this server: CPU (plain fit): epoch")
+    viewer.get_by_role("button", name="Quick demo").click()
+    viewer.locator(".st-key-run button").click()
+    expect(status(viewer)).to_contain_text("Waiting: another session is training softmax on CPU, epoch", timeout=10_000)
+
+    # Our Stop (keyed "stop"), not Streamlit's own "Stop" in the header, which only stops the script.
+    presenter.locator(".st-key-stop button").click()
+    clicked = time.monotonic()
+    expect(status(presenter)).to_contain_text("CPU (plain fit): stopped after", timeout=10_000)
+    stop_seconds = time.monotonic() - clicked
+    print(f"stop took {stop_seconds:.2f} s")
+    assert stop_seconds < 5, "Stop must end the run within a second or two"
+    expect(status(presenter)).to_contain_text("CPU (fast): stopped before epoch 1")
+    # The finished epochs stay on the page.
+    expect(presenter.locator('[data-testid="stVegaLiteChart"]')).to_have_count(2)
+
+    # The waiting session runs as soon as the runner is free.
+    expect(status(viewer)).to_contain_text("CPU: done, 3 epochs", timeout=120_000)
+    for page in (presenter, viewer):
+        assert page.locator('[data-testid="stException"]').count() == 0
+    assert presenter_errors == [] and viewer_errors == []
