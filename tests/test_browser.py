@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
@@ -43,7 +42,8 @@ def free_port() -> int:
 def server():
     """`streamlit run streamlit_app.py` in a subprocess; yields its URL."""
     port = free_port()
-    log = open(ARTIFACTS.joinpath("streamlit.log") if ARTIFACTS.mkdir(exist_ok=True) is None else os.devnull, "w")
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "streamlit.log", "w")  # closed when the server stops
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.port", str(port),
          "--server.headless", "true", "--server.fileWatcherType", "none"],
