@@ -1,15 +1,14 @@
-"""Checking a run file from another machine before it goes near the history.
+"""Checking a run file (or a sweep's) from another machine before it goes near the history.
 
 Every problem raises RunFileError with one sentence naming it; nothing is stored until a
-file has passed every check. Limits: MAX_FILE_BYTES (5 MB; a 1,000-epoch run is ~0.4 MB),
-nesting MAX_DEPTH deep, strings MAX_STRING characters.
+file has passed every check: core.json_limits' limits (size, encoding, depth, numbers, strings)
+first, then the fields of its kind. FILE_KINDS maps a file's "kind" to its checker.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 from collections.abc import Callable
@@ -20,13 +19,12 @@ from typing import Any
 import numpy as np
 
 from core.config import ConfigError, TrainConfig
+from core.json_limits import MAX_FILE_BYTES as MAX_FILE_BYTES  # re-exported: the limit callers quote
+from core.json_limits import RunFileError as RunFileError
+from core.json_limits import check_values, parse_bytes, read_limited, show
 from core.results import SCHEMA_VERSION, EpochMetrics, RunResult
+from core.sweep_results import SWEEP_KIND, SweepFileError, SweepResult
 
-MAX_FILE_BYTES = 5_000_000
-_LIMIT = f"{MAX_FILE_BYTES / 1e6:g} MB"
-MAX_DEPTH = 10  # the format itself needs 4 (host -> gpus -> one gpu)
-MAX_STRING = 10_000
-MAX_ITEMS = 1_000  # entries in any one list or object
 IMPORTABLE_STATUSES = ("completed", "cancelled", "failed", "interrupted")
 # Upper bounds that no real measurement reaches; the loss bound is float32's largest
 # finite value, which training records in place of a diverged (infinite) loss.
@@ -34,98 +32,28 @@ MAX_LOSS = float(np.finfo(np.float32).max)
 MAX_SECONDS = 1e7  # about 115 days for one epoch
 MAX_RATE = 1e13  # samples or GFLOP per second
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-
-
-class RunFileError(ValueError):
-    """A run file was refused; the message is one sentence naming the problem."""
 
 
 @dataclass(frozen=True)
 class ImportOutcome:
-    """What an import did: added the run, or found it already there (nothing changed)."""
+    """What an import did: added the run (or sweep), or found it already there (nothing changed)."""
 
     run_id: str
     added: bool
-    result: RunResult
+    result: RunResult | SweepResult
+
+    @property
+    def kind(self) -> str:
+        """'train' or 'sweep'."""
+        return getattr(self.result, "kind", TRAIN_KIND)
 
     def describe(self) -> str:
         """One sentence for the user."""
         host = self.result.host.get("hostname") or "an unknown host"
-        where = self.result.device.get("variables_on") or self.result.config.get("device")
+        noun, where = FILE_KINDS[self.kind].noun, FILE_KINDS[self.kind].where(self.result)
         if self.added:
-            return f"Imported run {self.run_id} from {host} ({where}, {self.result.status})."
-        return f"Run {self.run_id} from {host} is already in the history; nothing changed."
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-# -- bytes -> JSON value ----------------------------------------------------------------
-def _nesting_depth(text: str) -> int:
-    """Deepest [ or { nesting outside strings, found without recursion (so hostile depth cannot crash us)."""
-    skeleton = np.frombuffer(_JSON_STRING.sub("", text).encode("utf-8", "replace"), np.uint8)
-    step = np.isin(skeleton, (ord("["), ord("{"))).astype(np.int32) - np.isin(skeleton, (ord("]"), ord("}")))
-    return int(np.cumsum(step).max(initial=0))
-
-
-def _reject_constant(name: str) -> Any:
-    raise RunFileError(f"The file contains {name}, which is not a number JSON allows; every value must be finite.")
-
-
-def _parse_json(data: bytes) -> Any:
-    if len(data) > MAX_FILE_BYTES:
-        raise RunFileError(f"The file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,} bytes ({_LIMIT}).")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise RunFileError(f"The file is not UTF-8 text (byte {err.start} cannot be decoded).") from None
-    if _nesting_depth(text) > MAX_DEPTH:
-        raise RunFileError(f"The file nests lists or objects more than {MAX_DEPTH} deep; a run file never does.")
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as err:
-        raise RunFileError(
-            f"The file is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})."
-        ) from None
-    except RecursionError:
-        raise RunFileError(f"The file nests lists or objects more than {MAX_DEPTH} deep.") from None
-    except RunFileError:
-        raise
-    except ValueError:  # Python refuses integers of more than 4,300 digits
-        raise RunFileError("The file holds a number with too many digits to be a measurement.") from None
-
-
-def _key(name: str) -> str:
-    text = repr(name)[1:-1]  # repr: a hostile key cannot put a newline or a lone surrogate in the message
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _check_values(value: Any) -> None:
-    """Every number finite, every string real Unicode of sane length, every container of sane size."""
-    stack = [(value, "")]
-    while stack:
-        item, where = stack.pop()
-        path = where or "The file"
-        if isinstance(item, float) and not math.isfinite(item):
-            raise RunFileError(f"{path} is {item}, too large to be a measurement; every number must be finite.")
-        if isinstance(item, int) and not isinstance(item, bool) and abs(item) > 2**63:
-            raise RunFileError(f"{path} is a whole number too large to be a measurement.")
-        if isinstance(item, str):
-            if len(item) > MAX_STRING:
-                raise RunFileError(f"{path} is {len(item):,} characters long; the limit is {MAX_STRING:,}.")
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                raise RunFileError(f"{path} contains an unpaired surrogate escape, which is not text.") from None
-        if isinstance(item, (list, dict)) and len(item) > MAX_ITEMS:
-            raise RunFileError(f"{path} has {len(item):,} entries; the limit is {MAX_ITEMS:,}.")
-        if isinstance(item, list):
-            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
-        elif isinstance(item, dict):
-            stack.extend((v, f"{where}.{_key(k)}" if where else _key(k)) for k, v in item.items())
+            return f"Imported {noun} {self.run_id} from {host} ({where}, {self.result.status})."
+        return f"{noun.capitalize()} {self.run_id} from {host} is already in the history; nothing changed."
 
 
 # -- field checks --------------------------------------------------------------------------
@@ -135,7 +63,7 @@ def _number(low: float, high: float, optional: bool = False) -> Callable[[str, A
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             allowed = f"a number from {low:g} to {high:g}" + (" or null" if optional else "")
-            raise RunFileError(f"{path} must be {allowed}, not {_show(value)}.")
+            raise RunFileError(f"{path} must be {allowed}, not {show(value)}.")
         return float(value)
 
     return check
@@ -143,7 +71,7 @@ def _number(low: float, high: float, optional: bool = False) -> Callable[[str, A
 
 def _boolean(path: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise RunFileError(f"{path} must be true or false, not {_show(value)}.")
+        raise RunFileError(f"{path} must be true or false, not {show(value)}.")
     return value
 
 
@@ -176,7 +104,7 @@ def _known_keys(path: str, value: dict, allowed: set[str], required: set[str]) -
         raise RunFileError(f"{path} is missing the field {missing[0]!r}.")
     unknown = sorted(set(value) - allowed)
     if unknown:
-        raise RunFileError(f"{path} has an unknown field {_show(unknown[0])}.")
+        raise RunFileError(f"{path} has an unknown field {show(unknown[0])}.")
 
 
 def _epoch(i: int, value: Any) -> EpochMetrics:
@@ -188,7 +116,7 @@ def _epoch(i: int, value: Any) -> EpochMetrics:
     number = item["epoch"]
     if isinstance(number, bool) or number != i + 1 or not isinstance(number, int):
         raise RunFileError(
-            f"{path}.epoch must be {i + 1} (epochs are numbered 1, 2, ... in order), not {_show(number)}."
+            f"{path}.epoch must be {i + 1} (epochs are numbered 1, 2, ... in order), not {show(number)}."
         )
     checked = {name: rule(f"{path}.{name}", item[name]) for name, rule in EPOCH_RULES.items() if name in item}
     return EpochMetrics(epoch=number, **checked)
@@ -200,7 +128,7 @@ def _config(value: Any) -> TrainConfig:
     _known_keys("config", item, names, names)
     for name, setting in item.items():
         if isinstance(setting, (list, dict)) or (isinstance(setting, str) and len(setting) > 100):
-            raise RunFileError(f"config.{name} must be a single short value, not {_show(setting)}.")
+            raise RunFileError(f"config.{name} must be a single short value, not {show(setting)}.")
     try:
         return TrainConfig.from_dict(item)
     except ConfigError as err:
@@ -212,7 +140,7 @@ def _optional_text(path: str, value: Any, pattern: re.Pattern | None = None) -> 
         return None
     if not isinstance(value, str) or (pattern is not None and not pattern.match(value)):
         what = "letters, digits, '.', '_' or '-' (at most 64)" if pattern else "text"
-        raise RunFileError(f"{path} must be null or {what}, not {_show(value)}.")
+        raise RunFileError(f"{path} must be null or {what}, not {show(value)}.")
     return value
 
 
@@ -223,7 +151,7 @@ def _timestamp(path: str, value: Any) -> str | None:
             datetime.fromisoformat(text)
         except ValueError:
             raise RunFileError(
-                f"{path} must be an ISO-8601 time such as 2026-01-31T12:00:00+00:00, not {_show(text)}."
+                f"{path} must be an ISO-8601 time such as 2026-01-31T12:00:00+00:00, not {show(text)}."
             ) from None
     return text
 
@@ -236,25 +164,25 @@ def validate_run(data: Any) -> RunResult:
     """A RunResult from a parsed run file, or RunFileError naming the first problem."""
     top = _object("The file", data)
     if "kind" in top and top["kind"] != "train":  # e.g. a batch-size sweep's file
-        raise RunFileError(f"The file holds a {_show(top['kind'])} result; only training runs can be imported here.")
+        raise RunFileError(f"The file holds a {show(top['kind'])} result; only training runs can be imported here.")
     version = top.get("schema_version")
     whole = type(version) is int  # not bool, not 1.0
     if whole and SCHEMA_VERSION < version < 10**6:
         raise RunFileError(f"schema_version {version} is newer than this app reads ({SCHEMA_VERSION}); update the app.")
     _known_keys("The file", top, _TOP_ALLOWED, _TOP_REQUIRED)
     if not whole or version != SCHEMA_VERSION:
-        raise RunFileError(f"schema_version must be {SCHEMA_VERSION}, not {_show(version)}.")
-    _check_values(top)
+        raise RunFileError(f"schema_version must be {SCHEMA_VERSION}, not {show(version)}.")
+    check_values(top)
     config = _config(top["config"])
     host, device = _object("host", top["host"]), _object("device", top["device"])
     for path, value in (("host.hostname", host.get("hostname")), ("device.variables_on", device.get("variables_on"))):
         _optional_text(path, value)
     status = top["status"]
     if status not in IMPORTABLE_STATUSES:
-        raise RunFileError(f"status must be one of {', '.join(IMPORTABLE_STATUSES)}, not {_show(status)}.")
+        raise RunFileError(f"status must be one of {', '.join(IMPORTABLE_STATUSES)}, not {show(status)}.")
     raw_epochs = top["epochs"]
     if not isinstance(raw_epochs, list):
-        raise RunFileError(f"epochs must be a list, not {_show(raw_epochs)}.")
+        raise RunFileError(f"epochs must be a list, not {show(raw_epochs)}.")
     if len(raw_epochs) > config.epochs:
         raise RunFileError(f"epochs lists {len(raw_epochs)} epochs but config.epochs is {config.epochs}.")
     if status == "completed" and len(raw_epochs) != config.epochs:
@@ -274,26 +202,64 @@ def validate_run(data: Any) -> RunResult:
     )
 
 
+def validate_sweep(data: Any) -> SweepResult:
+    """A SweepResult from a parsed sweep file (SweepResult.from_dict's checks, then an import's), or RunFileError."""
+    check_values(_object("The file", data))
+    try:
+        result = SweepResult.from_dict(data)
+    except SweepFileError as err:
+        raise RunFileError(str(err)) from None
+    except ConfigError as err:
+        raise RunFileError(f"config: {err}") from None
+    if result.status not in IMPORTABLE_STATUSES:  # a running sweep is never written to a file
+        raise RunFileError(f"status must be one of {', '.join(IMPORTABLE_STATUSES)}, not {show(result.status)}.")
+    _optional_text("run_id", result.run_id, _RUN_ID)
+    for name in ("started_at", "finished_at"):
+        _timestamp(name, getattr(result, name))
+    return result
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """One kind of result file: its checker, and how an import of it is described."""
+
+    noun: str
+    validate: Callable[[Any], RunResult | SweepResult]
+    where: Callable[[Any], str]  # the device(s) it ran on
+
+
+TRAIN_KIND = "train"  # a training run's file may leave "kind" out
+FILE_KINDS: dict[str, FileKind] = {
+    TRAIN_KIND: FileKind("run", validate_run, lambda r: r.device.get("variables_on") or r.config.get("device")),
+    SWEEP_KIND: FileKind("sweep", validate_sweep, lambda r: ", ".join(r.config["devices"])),
+}
+
+
 def parse_run_file(data: bytes) -> RunResult:
-    """Check a run file's bytes (size, encoding, JSON, every field); raise RunFileError if bad."""
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise RunFileError("A run file must be given as bytes.")
-    return validate_run(_parse_json(bytes(data)))
+    """Check a training run file's bytes (size, encoding, JSON, every field); raise RunFileError if bad."""
+    return validate_run(parse_bytes(data))
+
+
+def parse_result_file(data: bytes) -> RunResult | SweepResult:
+    """Check a file of any kind in FILE_KINDS (a training run or a sweep); raise RunFileError if bad."""
+    top = parse_bytes(data)
+    kind = top.get("kind", TRAIN_KIND) if isinstance(top, dict) else TRAIN_KIND
+    if not isinstance(kind, str) or kind not in FILE_KINDS:
+        raise RunFileError(f"kind must be one of {', '.join(FILE_KINDS)}, not {show(kind)}.")
+    return FILE_KINDS[kind].validate(top)
 
 
 def read_run_file(path: str | os.PathLike) -> RunResult:
-    """Read and check a run file from disk, reading no more than the size limit allows."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as err:
-        raise RunFileError(f"The file cannot be read ({err.strerror or err}).") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise RunFileError(f"The file is larger than the limit of {MAX_FILE_BYTES:,} bytes ({_LIMIT}).")
-    return parse_run_file(data)
+    """Read and check a training run file from disk."""
+    return parse_run_file(read_limited(path))
 
 
-def content_id(result: RunResult) -> str:
+def read_result_file(path: str | os.PathLike) -> RunResult | SweepResult:
+    """Read and check a file of any kind in FILE_KINDS from disk."""
+    return parse_result_file(read_limited(path))
+
+
+def content_id(result: RunResult | SweepResult) -> str:
     """A stable id for a file that has none: a hash of its content, so importing it twice finds it."""
     body = result.to_dict()
     body["run_id"] = None

@@ -19,12 +19,11 @@ This module imports neither TensorFlow nor pandas at load time, so a page can us
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from core.sweep_config import SWEEP_KIND, SweepConfig
+from core.sweep_config import SWEEP_KIND
 
 SWEEP_SCHEMA_VERSION = 1
 STATUSES = ("running", "completed", "cancelled", "failed", "interrupted")
@@ -109,35 +108,10 @@ class SweepResult:
 
     @classmethod
     def from_dict(cls, data: Any) -> SweepResult:
-        """Rebuild from to_dict() output, checking it; raises SweepFileError (or ConfigError) in one sentence."""
-        if not isinstance(data, dict) or data.get("kind") != SWEEP_KIND:
-            raise SweepFileError('A sweep file must be a JSON object with "kind": "sweep".')
-        if data.get("schema_version") != SWEEP_SCHEMA_VERSION:
-            raise SweepFileError(
-                f"This sweep file has schema_version {data.get('schema_version')!r}; "
-                f"this version reads {SWEEP_SCHEMA_VERSION}."
-            )
-        if data.get("status") not in STATUSES:
-            raise SweepFileError(f"status must be one of {', '.join(STATUSES)}, not {data.get('status')!r}.")
-        for name in ("host", "devices", "model"):
-            if not isinstance(data.get(name, {}), dict):
-                raise SweepFileError(f"{name} must be an object.")
-        config = SweepConfig.from_dict(data.get("config"))
-        points = data.get("points", [])
-        if not isinstance(points, list):
-            raise SweepFileError("points must be a list.")
-        return cls(
-            config=config.to_dict(),
-            host=data.get("host", {}),
-            devices=data.get("devices", {}),
-            model=data.get("model", {}),
-            points=[_point(i, p) for i, p in enumerate(points)],
-            status=data["status"],
-            error=_text("error", data.get("error")),
-            started_at=_text("started_at", data.get("started_at")),
-            finished_at=_text("finished_at", data.get("finished_at")),
-            run_id=_text("run_id", data.get("run_id")),
-        )
+        """Rebuild from to_dict() output, checking every field; raises SweepFileError (or ConfigError) in one sentence."""
+        from core.sweep_checks import check_sweep  # it builds SweepResults: imported here, not at load
+
+        return check_sweep(data)
 
     def to_frame(self):
         """One row per point (see points_frame)."""
@@ -151,56 +125,6 @@ def points_frame(points: Iterable[SweepPoint]):
     columns = ["device", "label"] + [f.name for f in fields(SweepPoint) if f.name != "device"]
     rows = [{"label": p.label, **p.to_dict()} for p in points]
     return pd.DataFrame(rows, columns=columns)
-
-
-# -- reading untrusted points -----------------------------------------------------------------
-_COUNTS = {"batch_size": 1, "steps": 0}  # least allowed; a failed point timed 0 steps
-_OPTIONAL_TEXT = {"error"}
-
-
-def _text(name: str, value: Any) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise SweepFileError(f"{name} must be text or null, not {type(value).__name__}.")
-    return value
-
-
-def _number(where: str, value: Any, optional: bool = True) -> float | None:
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise SweepFileError(f"{where} must be a finite number of at least 0, not {value!r}.")
-    return float(value)
-
-
-def _point(i: int, value: Any) -> SweepPoint:
-    where = f"points[{i}]"
-    if not isinstance(value, dict):
-        raise SweepFileError(f"{where} must be an object.")
-    names = {f.name for f in fields(SweepPoint)}
-    unknown = sorted(set(value) - names)
-    if unknown:
-        raise SweepFileError(f"{where} has an unknown field {unknown[0]!r}.")
-    kwargs: dict[str, Any] = {}
-    for name in names:
-        item = value.get(name)
-        if name == "device":
-            if not isinstance(item, str) or not item:
-                raise SweepFileError(f"{where}.device must be a device name such as cpu or gpu.")
-            kwargs[name] = item
-        elif name in _COUNTS:
-            least = _COUNTS[name]
-            if isinstance(item, bool) or not isinstance(item, int) or item < least:
-                raise SweepFileError(f"{where}.{name} must be a whole number of at least {least}, not {item!r}.")
-            kwargs[name] = item
-        elif name in _OPTIONAL_TEXT:
-            kwargs[name] = _text(f"{where}.{name}", item)
-        elif name == "samples_per_second_repeats":
-            if not isinstance(item or [], list):
-                raise SweepFileError(f"{where}.{name} must be a list of numbers.")
-            kwargs[name] = tuple(_number(f"{where}.{name}", x, optional=False) for x in item or [])
-        else:
-            kwargs[name] = _number(f"{where}.{name}", item)
-    return SweepPoint(**kwargs)
 
 
 # -- the crossover in words -------------------------------------------------------------------
