@@ -1,13 +1,15 @@
-"""What the history shows of a run: one summary row for the table, and its epochs as CSV."""
+"""What the history shows of a run or a sweep: one summary row for its table, and its epochs or points as CSV."""
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from core.results import EpochMetrics, RunResult
+from core.sweep_results import SWEEP_KIND, SweepPoint, SweepResult
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,8 @@ class HistoryRow:
     status: str
     host: str | None
     origin: str  # local or imported
+
+    kind: ClassVar[str] = "train"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict."""
@@ -67,3 +71,75 @@ def epochs_csv(result: RunResult) -> str:
     for m in result.epochs:
         writer.writerow([label, result.run_id, *(getattr(m, n) for n in names)])
     return out.getvalue()
+
+
+# -- sweeps ------------------------------------------------------------------------------------
+WIDTH_MODELS = ("mlp",)  # models whose size hidden_units sets (core.models); the others ignore it
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One line of the sweeps table; to_dict() gives plain values (lists, not tuples) for a DataFrame or JSON."""
+
+    run_id: str
+    when: str | None  # started_at, ISO-8601
+    model: str | None
+    hidden_units: int | None  # the MLP's width; None for a model that has no hidden layer to size
+    devices: tuple[str, ...]  # as configured: cpu, gpu, gpu:1
+    batch_sizes: tuple[int, ...]
+    points_measured: int  # points with a throughput (a failed point, e.g. out of memory, has none)
+    points_total: int  # devices x batch sizes
+    status: str
+    host: str | None
+    crossover: str  # "GPU faster from batch 256.", from the stored points
+    error: str | None
+    origin: str  # local or imported
+
+    kind: ClassVar[str] = SWEEP_KIND
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict."""
+        return {**asdict(self), "devices": list(self.devices), "batch_sizes": list(self.batch_sizes)}
+
+
+def sweep_row(result: SweepResult, origin: str = "local") -> SweepRow:
+    """The table row for a sweep: what it measured, on what, and where the devices cross."""
+    config = result.config
+    devices, batch_sizes = tuple(config.get("devices", ())), tuple(config.get("batch_sizes", ()))
+    return SweepRow(
+        run_id=result.run_id or "",
+        when=result.started_at,
+        model=config.get("model"),
+        hidden_units=config.get("hidden_units") if config.get("model") in WIDTH_MODELS else None,
+        devices=devices,
+        batch_sizes=batch_sizes,
+        points_measured=sum(1 for p in result.points if p.samples_per_second is not None),
+        points_total=len(devices) * len(batch_sizes),
+        status=result.status,
+        host=result.host.get("hostname"),
+        crossover=result.crossover(),
+        error=result.error,
+        origin=origin,
+    )
+
+
+def points_csv(result: SweepResult) -> str:
+    """One CSV line per point: device, run_id, then every SweepPoint field; the repeats joined by ';'."""
+    names = [f.name for f in fields(SweepPoint) if f.name != "device"]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["device", "run_id", *names])
+    for p in result.points:
+        values = (getattr(p, n) for n in names)
+        writer.writerow(
+            [p.label, result.run_id, *(";".join(map(repr, v)) if isinstance(v, tuple) else v for v in values)]
+        )
+    return out.getvalue()
+
+
+CSV_WRITERS: dict[type, Callable[[Any], str]] = {RunResult: epochs_csv, SweepResult: points_csv}
+
+
+def result_csv(result: RunResult | SweepResult) -> str:
+    """A run's epochs or a sweep's points as CSV."""
+    return CSV_WRITERS[type(result)](result)

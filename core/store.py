@@ -20,9 +20,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from core.history import HistoryRow, epochs_csv, history_row
-from core.importer import ImportOutcome, RunFileError, content_id, parse_run_file, read_run_file
+from core.history import HistoryRow, history_row, result_csv
+from core.importer import (
+    ImportOutcome,
+    RunFileError,
+    content_id,
+    parse_result_file,
+    parse_run_file,
+    read_result_file,
+    read_run_file,
+)
 from core.results import EpochMetrics, RunResult
+from core.sweep_history import SweepHistory
+from core.sweep_results import SweepResult
 
 DB_ENV = "TFDASH_DB"
 APP_DIR = "tfdash"
@@ -109,10 +119,11 @@ def _process_alive(pid: int, token: str | None) -> bool:
 
 _RUN_COLUMNS = "run_id, status, schema_version, config, host, device, error, started_at, finished_at, origin"
 _EPOCH_FIELDS = {f.name for f in fields(EpochMetrics)}
+_RECORD_TEXT = ("started_at", "finished_at", "error")  # a record's payload fields copied to their columns
 
 
-class Store:
-    """The run history. One connection guarded by a lock, so any thread may call any method."""
+class Store(SweepHistory):
+    """The run history (training runs, and sweeps: see SweepHistory). One connection guarded by a lock."""
 
     def __init__(self, path: str | os.PathLike | None = None):
         self.path = Path(path).expanduser() if path else default_db_path()
@@ -293,6 +304,16 @@ class Store:
         """Add a run from a JSON file written by `python -m core train --json` or export."""
         return self._add_imported(read_run_file(path))
 
+    def import_result_bytes(self, data: bytes) -> ImportOutcome:
+        """Add a training run or a sweep from a JSON file's bytes; raises RunFileError (store unchanged) for a bad file."""
+        result = parse_result_file(data)
+        return self._IMPORTERS[type(result)](self, result)
+
+    def import_result_file(self, path: str | os.PathLike) -> ImportOutcome:
+        """Add a training run or a sweep from a JSON file (train --json, sweep --json or export)."""
+        result = read_result_file(path)
+        return self._IMPORTERS[type(result)](self, result)
+
     def _add_imported(self, result: RunResult) -> ImportOutcome:
         if result.run_id is None:  # an id-less file: its content names it, so a second import matches
             result.run_id = content_id(result)
@@ -308,16 +329,18 @@ class Store:
             )
         return ImportOutcome(result.run_id, False, existing)
 
+    _IMPORTERS = {RunResult: _add_imported, SweepResult: SweepHistory._add_imported_sweep}
+
     def export_json(self, run_id: str) -> str:
-        """The run as the file format `train --json` writes (raises KeyError if unknown)."""
+        """A run or a sweep as the file `train --json` or `sweep --json` writes (raises KeyError if unknown)."""
         return self._must_get(run_id).to_json()
 
     def export_csv(self, run_id: str) -> str:
-        """The run's epochs as CSV (raises KeyError if unknown)."""
-        return epochs_csv(self._must_get(run_id))
+        """A run's epochs or a sweep's points as CSV (raises KeyError if unknown)."""
+        return result_csv(self._must_get(run_id))
 
-    def _must_get(self, run_id: str) -> RunResult:
-        result = self.get(run_id)
+    def _must_get(self, run_id: str) -> RunResult | SweepResult:
+        result = self.get(run_id) or self.get_sweep(run_id)
         if result is None:
             raise KeyError(run_id)
         return result
@@ -376,7 +399,7 @@ class Store:
         return results
 
     def delete(self, run_id: str) -> bool:
-        """Remove a run and its epochs; False if there was none."""
+        """Remove a run and its epochs, or a sweep; False if there was none."""
         with self._tx() as db:
             db.execute("DELETE FROM epochs WHERE run_id = ?", (run_id,))
             return db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount > 0
@@ -390,15 +413,35 @@ class Store:
             raise ValueError("training runs are stored with finish(), not save_record().")
         run_id = run_id or new_run_id()
         with self._tx() as db:
-            changed = db.execute(
-                "INSERT INTO runs (run_id, kind, status, schema_version, payload, stored_at) VALUES (?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, payload = excluded.payload"
-                " WHERE runs.kind = excluded.kind",
-                (run_id, kind, status, payload.get("schema_version", 1), _json(payload), _now()),
-            ).rowcount
+            changed = self._write_record(db, kind, payload, run_id, status)
         if not changed:
             raise ValueError(f"id {run_id} is already used by a result of another kind.")
         return run_id
+
+    def _write_record(
+        self, db: sqlite3.Connection, kind: str, payload: dict, run_id: str, status: str, origin: str = "local"
+    ) -> int:
+        """Insert or replace a record of `kind` (0 rows if the id is another kind's), its times in their columns."""
+        started, finished, error = (v if isinstance(v, str) else None for v in map(payload.get, _RECORD_TEXT))
+        return db.execute(
+            "INSERT INTO runs (run_id, kind, status, schema_version, payload, started_at, finished_at, error, origin,"
+            " stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, payload = excluded.payload,"
+            " started_at = excluded.started_at, finished_at = excluded.finished_at, error = excluded.error"
+            " WHERE runs.kind = excluded.kind",
+            (
+                run_id,
+                kind,
+                status,
+                payload.get("schema_version", 1),
+                _json(payload),
+                started,
+                finished,
+                error,
+                origin,
+                _now(),
+            ),
+        ).rowcount
 
     def records(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
         """(id, payload) for every stored result of `kind`, newest first."""
