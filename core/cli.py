@@ -198,10 +198,16 @@ def _existing_store(args: argparse.Namespace):
     return Store(path) if os.path.exists(path) else None
 
 
+def _table(head: str, rows: list[tuple[str, ...]]) -> str:
+    """An aligned text table: the header's columns are separated by '|'."""
+    table = [tuple(head.split("|")), *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table)
+
+
 def format_history(rows) -> str:
     """The history as an aligned text table, newest first."""
-    head = tuple("RUN|WHEN (UTC)|DATASET|MODEL|DEVICE|EPOCHS|BATCH|TEST ACC|MEDIAN S|STATUS|HOST".split("|"))
-    table = [head] + [
+    cells = [
         (
             r.run_id,
             (r.when or "?")[:16].replace("T", " "),
@@ -217,30 +223,49 @@ def format_history(rows) -> str:
         )
         for r in rows
     ]
-    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table)
+    return _table("RUN|WHEN (UTC)|DATASET|MODEL|DEVICE|EPOCHS|BATCH|TEST ACC|MEDIAN S|STATUS|HOST", cells)
+
+
+def format_sweeps(rows) -> str:
+    """The stored sweeps as an aligned text table, newest first; failed ones say why instead of a crossover."""
+    cells = [
+        (
+            r.run_id,
+            (r.when or "?")[:16].replace("T", " "),
+            f"{r.model or '?'} (hidden {r.hidden_units})" if r.hidden_units else r.model or "?",
+            ",".join(r.devices) or "?",
+            ",".join(map(str, r.batch_sizes)) or "?",
+            f"{r.points_measured}/{r.points_total}",
+            r.status,
+            r.host or "?",
+            r.crossover if r.points_measured else r.error or r.crossover,
+        )
+        for r in rows
+    ]
+    return _table("SWEEP|WHEN (UTC)|MODEL|DEVICES|BATCH SIZES|POINTS|STATUS|HOST|CROSSOVER", cells)
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    """List recorded runs, newest first."""
+    """List recorded runs, then sweeps, newest first."""
     from core.store import StoreError
 
     try:
         store = _existing_store(args)
-        rows = store.history() if store else []
+        rows, sweeps = (store.history(), store.sweeps()) if store else ([], [])
     except StoreError as err:
         return fail(str(err))
-    if args.json:
-        print(json.dumps([r.to_dict() for r in rows], indent=2))
-    elif not rows:
+    if args.json:  # one list; each row says its kind (train or sweep)
+        print(json.dumps([{"kind": r.kind, **r.to_dict()} for r in [*rows, *sweeps]], indent=2))
+    elif not rows and not sweeps:
         print(f"No runs recorded yet in {store.path if store else args.db or 'the default history'}.")
     else:
-        print(format_history(rows))
+        tables = ([format_history(rows)] if rows else []) + ([format_sweeps(sweeps)] if sweeps else [])
+        print("\n\n".join(tables))
     return EXIT_OK
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Print one run as JSON (the train --json format) or its epochs as CSV."""
+    """Print one run or sweep as JSON (the train/sweep --json format), or its epochs or points as CSV."""
     from core.store import StoreError
 
     try:
@@ -257,12 +282,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Add a run file (from train --json or export, e.g. a GPU server's) to the history."""
+    """Add a run or sweep file (from train/sweep --json or export, e.g. a GPU server's) to the history."""
     from core.importer import RunFileError
     from core.store import Store, StoreError
 
     try:
-        outcome = Store(args.db).import_file(args.file)
+        outcome = Store(args.db).import_result_file(args.file)
     except RunFileError as err:
         return fail(f"{args.file}: {err}")
     except StoreError as err:
@@ -278,18 +303,18 @@ def _history_flags(p: argparse.ArgumentParser) -> None:
 
 def _export_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_id", metavar="RUN_ID")
-    p.add_argument("--csv", action="store_true", help="the epochs as CSV instead of the run as JSON")
+    p.add_argument("--csv", action="store_true", help="a run's epochs or a sweep's points as CSV instead of JSON")
     _db_flag(p)
 
 
 def _import_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE", help="a run's JSON file (at most 5 MB)")
+    p.add_argument("file", metavar="FILE", help="a run's or a sweep's JSON file (at most 5 MB)")
     _db_flag(p)
 
 
-command("history", "list recorded runs, newest first", _history_flags)(cmd_history)
-command("export", "print a recorded run as JSON, or its epochs as CSV", _export_flags)(cmd_export)
-command("import", "add a run's JSON file (e.g. from a GPU server) to the history", _import_flags)(cmd_import)
+command("history", "list recorded runs and sweeps, newest first", _history_flags)(cmd_history)
+command("export", "print a recorded run or sweep as JSON, or its epochs or points as CSV", _export_flags)(cmd_export)
+command("import", "add a run's or sweep's JSON file (e.g. from a GPU server) to the history", _import_flags)(cmd_import)
 
 
 # -- sweep -------------------------------------------------------------------
@@ -306,6 +331,7 @@ def _sweep_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", choices=DATASETS, default=d.dataset)
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--json", metavar="FILE", help="write the sweep's result as JSON to FILE")
+    _db_flag(p)
 
 
 def format_point(point) -> str:
@@ -342,6 +368,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     except ConfigError as err:
         return fail(str(err), EXIT_USAGE)
+    from core.store import Store, StoreError, new_run_id
+
+    run_id = new_run_id()
+    try:
+        store = Store(args.db)  # opened first: an unusable history fails now, not after minutes of timing
+    except StoreError as err:
+        return fail(str(err))
     width = f" (hidden {config.hidden_units})" if config.model == "mlp" else ""
     steps = f"{config.steps} steps" if config.steps else "about 0.5 s"
     print(
@@ -350,6 +383,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         f"after a warm-up, {config.dataset} data",
         flush=True,
     )
+    print(f"sweep {run_id}, recorded in {store.path} when it ends", flush=True)
     shown: set[str] = set()
 
     def on_point(point, result) -> None:
@@ -363,7 +397,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             print(SWEEP_HEADER, flush=True)
         print(format_point(point), flush=True)
 
-    result = run_sweep(config, on_point=on_point, should_stop=_stop_on_ctrl_c())
+    result = run_sweep(config, on_point=on_point, should_stop=_stop_on_ctrl_c(), run_id=run_id)
+    try:
+        store.save_record(result.kind, result.to_dict(), run_id, result.status)
+    except StoreError as err:
+        return fail(str(err))
     if args.json:
         try:
             with open(args.json, "w", encoding="utf-8") as fh:
