@@ -1,10 +1,9 @@
-"""The command line: python -m core devices | train | history | export | import (more register here)."""
+"""The command line: python -m core devices | train, and the registry other subcommands join."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
 import threading
@@ -83,6 +82,18 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     )
 
 
+def write_json(path: str | None, result) -> int | None:
+    """Write result.to_json() to --json FILE; an exit code if that failed, else None."""
+    if not path:
+        return None
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(result.to_json())
+    except OSError as err:
+        return fail(f"--json: cannot write {path} ({err.strerror}).")
+    return None
+
+
 def _stop_on_ctrl_c() -> Callable[[], bool]:
     """Ctrl-C asks the run to stop after the current step; the finished epochs are kept."""
     stop = threading.Event()
@@ -146,12 +157,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         store.finish(result)
     except StoreError as err:
         return fail(str(err))
-    if args.json:
-        try:
-            with open(args.json, "w", encoding="utf-8") as fh:
-                fh.write(result.to_json())
-        except OSError as err:
-            return fail(f"--json: cannot write {args.json} ({err.strerror}).")
+    if (code := write_json(args.json, result)) is not None:
+        return code
     if result.status == "failed":
         return fail(result.error or "training failed.")
     print(format_summary(result))
@@ -189,237 +196,11 @@ def _db_flag(p: argparse.ArgumentParser) -> None:
 command("train", "train one model on one device", _train_flags)(cmd_train)
 
 
-# -- history, export, import ---------------------------------------------------------
-def _existing_store(args: argparse.Namespace):
-    """The history named by --db, or None where there is no such file yet (reading creates nothing)."""
-    from core.store import Store, default_db_path
-
-    path = args.db or default_db_path()
-    return Store(path) if os.path.exists(path) else None
-
-
-def _table(head: str, rows: list[tuple[str, ...]]) -> str:
-    """An aligned text table: the header's columns are separated by '|'."""
-    table = [tuple(head.split("|")), *rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table)
-
-
-def format_history(rows) -> str:
-    """The history as an aligned text table, newest first."""
-    cells = [
-        (
-            r.run_id,
-            (r.when or "?")[:16].replace("T", " "),
-            r.dataset or "?",
-            r.model or "?",
-            f"{r.device} ({r.variables_on})" if r.variables_on else str(r.device),
-            f"{r.epochs_done}/{r.epochs_total}",
-            str(r.batch_size),
-            "-" if r.final_test_accuracy is None else f"{r.final_test_accuracy:.4f}",
-            "-" if r.median_epoch_seconds is None else f"{r.median_epoch_seconds:.3f}",
-            r.status,
-            r.host or "?",
-        )
-        for r in rows
-    ]
-    return _table("RUN|WHEN (UTC)|DATASET|MODEL|DEVICE|EPOCHS|BATCH|TEST ACC|MEDIAN S|STATUS|HOST", cells)
-
-
-def format_sweeps(rows) -> str:
-    """The stored sweeps as an aligned text table, newest first; failed ones say why instead of a crossover."""
-    cells = [
-        (
-            r.run_id,
-            (r.when or "?")[:16].replace("T", " "),
-            f"{r.model or '?'} (hidden {r.hidden_units})" if r.hidden_units else r.model or "?",
-            ",".join(r.devices) or "?",
-            ",".join(map(str, r.batch_sizes)) or "?",
-            f"{r.points_measured}/{r.points_total}",
-            r.status,
-            r.host or "?",
-            r.crossover if r.points_measured else r.error or r.crossover,
-        )
-        for r in rows
-    ]
-    return _table("SWEEP|WHEN (UTC)|MODEL|DEVICES|BATCH SIZES|POINTS|STATUS|HOST|CROSSOVER", cells)
-
-
-def cmd_history(args: argparse.Namespace) -> int:
-    """List recorded runs, then sweeps, newest first."""
-    from core.store import StoreError
-
-    try:
-        store = _existing_store(args)
-        rows, sweeps = (store.history(), store.sweeps()) if store else ([], [])
-    except StoreError as err:
-        return fail(str(err))
-    if args.json:  # one list; each row says its kind (train or sweep)
-        print(json.dumps([{"kind": r.kind, **r.to_dict()} for r in [*rows, *sweeps]], indent=2))
-    elif not rows and not sweeps:
-        print(f"No runs recorded yet in {store.path if store else args.db or 'the default history'}.")
-    else:
-        tables = ([format_history(rows)] if rows else []) + ([format_sweeps(sweeps)] if sweeps else [])
-        print("\n\n".join(tables))
-    return EXIT_OK
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    """Print one run or sweep as JSON (the train/sweep --json format), or its epochs or points as CSV."""
-    from core.store import StoreError
-
-    try:
-        store = _existing_store(args)
-        text = (store.export_csv if args.csv else store.export_json)(args.run_id) if store else None
-    except StoreError as err:
-        return fail(str(err))
-    except KeyError:
-        text = None
-    if text is None:
-        return fail(f"there is no run {args.run_id!r} in the history (python -m core history lists them).")
-    sys.stdout.write(text if args.csv else text + "\n")
-    return EXIT_OK
-
-
-def cmd_import(args: argparse.Namespace) -> int:
-    """Add a run or sweep file (from train/sweep --json or export, e.g. a GPU server's) to the history."""
-    from core.importer import RunFileError
-    from core.store import Store, StoreError
-
-    try:
-        outcome = Store(args.db).import_result_file(args.file)
-    except RunFileError as err:
-        return fail(f"{args.file}: {err}")
-    except StoreError as err:
-        return fail(str(err))
-    print(outcome.describe())
-    return EXIT_OK
-
-
-def _history_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print the rows as JSON")
-    _db_flag(p)
-
-
-def _export_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run_id", metavar="RUN_ID")
-    p.add_argument("--csv", action="store_true", help="a run's epochs or a sweep's points as CSV instead of JSON")
-    _db_flag(p)
-
-
-def _import_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE", help="a run's or a sweep's JSON file (at most 5 MB)")
-    _db_flag(p)
-
-
-command("history", "list recorded runs and sweeps, newest first", _history_flags)(cmd_history)
-command("export", "print a recorded run or sweep as JSON, or its epochs or points as CSV", _export_flags)(cmd_export)
-command("import", "add a run's or sweep's JSON file (e.g. from a GPU server) to the history", _import_flags)(cmd_import)
-
-
-# -- sweep -------------------------------------------------------------------
-def _sweep_flags(p: argparse.ArgumentParser) -> None:
-    from core.sweep import DEFAULT_BATCH_SIZES, SweepConfig
-
-    d = SweepConfig()
-    p.add_argument("--devices", default=",".join(d.devices), help="comma-separated, e.g. cpu,gpu")
-    p.add_argument("--model", choices=MODELS, default=d.model)
-    p.add_argument("--batch-sizes", default=",".join(map(str, DEFAULT_BATCH_SIZES)), help="comma-separated")
-    p.add_argument("--steps", type=int, default=None, help="timed steps per repeat (default: about 0.5 s of work)")
-    p.add_argument("--repeats", type=int, default=d.repeats, help="timed repeats per point; median and range shown")
-    p.add_argument("--hidden-units", type=int, default=d.hidden_units, help="MLP hidden layer width")
-    p.add_argument("--dataset", choices=DATASETS, default=d.dataset)
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--json", metavar="FILE", help="write the sweep's result as JSON to FILE")
-    _db_flag(p)
-
-
-def format_point(point) -> str:
-    """One line per measured point: median samples/s [min-max], ms per step, GFLOP/s and share of peak."""
-    if point.samples_per_second is None:
-        return f"{point.label:<6} {point.batch_size:>6}  {point.error}"
-    spread = f"[{point.samples_per_second_min:,.0f}-{point.samples_per_second_max:,.0f}]"
-    share = "-" if point.utilisation is None else f"{point.utilisation:.1%}"
-    return (
-        f"{point.label:<6} {point.batch_size:>6}  {point.samples_per_second:>12,.0f} {spread:<27} "
-        f"{point.step_ms:>9.3f} {point.gflops_per_second:>9.2f} {share:>8}"
-    )
-
-
-SWEEP_HEADER = (
-    f"{'device':<6} {'batch':>6}  {'samples/s (median [min-max])':<40} {'ms/step':>9} {'GFLOP/s':>9} {'of peak':>8}"
-)
-
-
-def cmd_sweep(args: argparse.Namespace) -> int:
-    """Time training at each batch size on each device, print a table and the crossover."""
-    from core.sweep import SweepConfig, run_sweep
-
-    try:
-        config = SweepConfig(
-            devices=args.devices,
-            model=args.model,
-            batch_sizes=args.batch_sizes,
-            steps=args.steps,
-            repeats=args.repeats,
-            hidden_units=args.hidden_units,
-            dataset=args.dataset,
-            seed=args.seed,
-        )
-    except ConfigError as err:
-        return fail(str(err), EXIT_USAGE)
-    from core.store import Store, StoreError, new_run_id
-
-    run_id = new_run_id()
-    try:
-        store = Store(args.db)  # opened first: an unusable history fails now, not after minutes of timing
-    except StoreError as err:
-        return fail(str(err))
-    width = f" (hidden {config.hidden_units})" if config.model == "mlp" else ""
-    steps = f"{config.steps} steps" if config.steps else "about 0.5 s"
-    print(
-        f"sweep: {config.model}{width} on {', '.join(config.devices)}, batch sizes "
-        f"{', '.join(map(str, config.batch_sizes))}; {config.repeats} timed repeats of {steps} each "
-        f"after a warm-up, {config.dataset} data",
-        flush=True,
-    )
-    print(f"sweep {run_id}, recorded in {store.path} when it ends", flush=True)
-    shown: set[str] = set()
-
-    def on_point(point, result) -> None:
-        if point.device not in shown:
-            shown.add(point.device)
-            info = result.devices[point.device]
-            peak = info.get("peak_gflops")
-            peak_text = f"matmul peak {peak:,.1f} GFLOP/s (float32)" if peak else "matmul peak unknown"
-            flops = result.model["train_flops_per_sample"]
-            print(f"{point.label}: {info['name']}; {peak_text}; {flops:,} training FLOPs per sample", flush=True)
-            print(SWEEP_HEADER, flush=True)
-        print(format_point(point), flush=True)
-
-    result = run_sweep(config, on_point=on_point, should_stop=_stop_on_ctrl_c(), run_id=run_id)
-    try:
-        store.save_record(result.kind, result.to_dict(), run_id, result.status)
-    except StoreError as err:
-        return fail(str(err))
-    if args.json:
-        try:
-            with open(args.json, "w", encoding="utf-8") as fh:
-                fh.write(result.to_json())
-        except OSError as err:
-            return fail(f"--json: cannot write {args.json} ({err.strerror}).")
-    if result.status == "failed":
-        return fail(result.error or "the sweep failed.")
-    measured = sum(1 for p in result.points if p.samples_per_second)
-    print(f"{result.status}: {measured} of {config.progress_total} points measured. {result.crossover()}")
-    return EXIT_CANCELLED if result.status == "cancelled" else EXIT_OK
-
-
-command("sweep", "time training across batch sizes on each device; find where the GPU wins", _sweep_flags)(cmd_sweep)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every registered subcommand."""
+    # Importing these modules registers their subcommands.
+    from core import cli_history, cli_sweep  # noqa: F401
+
     parser = OneLineParser(prog="python -m core", description="Train TensorFlow models and compare devices.")
     subs = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for name, (help_text, add_flags, handler) in COMMANDS.items():

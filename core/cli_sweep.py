@@ -1,0 +1,105 @@
+"""python -m core sweep: training throughput across batch sizes on each device."""
+
+from __future__ import annotations
+
+import argparse
+
+from core.cli import EXIT_CANCELLED, EXIT_OK, EXIT_USAGE, _db_flag, _stop_on_ctrl_c, command, fail, write_json
+from core.config import DATASETS, MODELS, ConfigError
+
+
+# -- sweep -------------------------------------------------------------------
+def _sweep_flags(p: argparse.ArgumentParser) -> None:
+    from core.sweep import DEFAULT_BATCH_SIZES, SweepConfig
+
+    d = SweepConfig()
+    p.add_argument("--devices", default=",".join(d.devices), help="comma-separated, e.g. cpu,gpu")
+    p.add_argument("--model", choices=MODELS, default=d.model)
+    p.add_argument("--batch-sizes", default=",".join(map(str, DEFAULT_BATCH_SIZES)), help="comma-separated")
+    p.add_argument("--steps", type=int, default=None, help="timed steps per repeat (default: about 0.5 s of work)")
+    p.add_argument("--repeats", type=int, default=d.repeats, help="timed repeats per point; median and range shown")
+    p.add_argument("--hidden-units", type=int, default=d.hidden_units, help="MLP hidden layer width")
+    p.add_argument("--dataset", choices=DATASETS, default=d.dataset)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--json", metavar="FILE", help="write the sweep's result as JSON to FILE")
+    _db_flag(p)
+
+
+def format_point(point) -> str:
+    """One line per measured point: median samples/s [min-max], ms per step, GFLOP/s and share of peak."""
+    if point.samples_per_second is None:
+        return f"{point.label:<6} {point.batch_size:>6}  {point.error}"
+    spread = f"[{point.samples_per_second_min:,.0f}-{point.samples_per_second_max:,.0f}]"
+    share = "-" if point.utilisation is None else f"{point.utilisation:.1%}"
+    return (
+        f"{point.label:<6} {point.batch_size:>6}  {point.samples_per_second:>12,.0f} {spread:<27} "
+        f"{point.step_ms:>9.3f} {point.gflops_per_second:>9.2f} {share:>8}"
+    )
+
+
+SWEEP_HEADER = (
+    f"{'device':<6} {'batch':>6}  {'samples/s (median [min-max])':<40} {'ms/step':>9} {'GFLOP/s':>9} {'of peak':>8}"
+)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Time training at each batch size on each device, print a table and the crossover."""
+    from core.sweep import SweepConfig, run_sweep
+
+    try:
+        config = SweepConfig(
+            devices=args.devices,
+            model=args.model,
+            batch_sizes=args.batch_sizes,
+            steps=args.steps,
+            repeats=args.repeats,
+            hidden_units=args.hidden_units,
+            dataset=args.dataset,
+            seed=args.seed,
+        )
+    except ConfigError as err:
+        return fail(str(err), EXIT_USAGE)
+    from core.store import Store, StoreError, new_run_id
+
+    run_id = new_run_id()
+    try:
+        store = Store(args.db)  # opened first: an unusable history fails now, not after minutes of timing
+    except StoreError as err:
+        return fail(str(err))
+    width = f" (hidden {config.hidden_units})" if config.model == "mlp" else ""
+    steps = f"{config.steps} steps" if config.steps else "about 0.5 s"
+    print(
+        f"sweep: {config.model}{width} on {', '.join(config.devices)}, batch sizes "
+        f"{', '.join(map(str, config.batch_sizes))}; {config.repeats} timed repeats of {steps} each "
+        f"after a warm-up, {config.dataset} data",
+        flush=True,
+    )
+    print(f"sweep {run_id}, recorded in {store.path} when it ends", flush=True)
+    shown: set[str] = set()
+
+    def on_point(point, result) -> None:
+        if point.device not in shown:
+            shown.add(point.device)
+            info = result.devices[point.device]
+            peak = info.get("peak_gflops")
+            peak_text = f"matmul peak {peak:,.1f} GFLOP/s (float32)" if peak else "matmul peak unknown"
+            flops = result.model["train_flops_per_sample"]
+            print(f"{point.label}: {info['name']}; {peak_text}; {flops:,} training FLOPs per sample", flush=True)
+            print(SWEEP_HEADER, flush=True)
+        print(format_point(point), flush=True)
+
+    result = run_sweep(config, on_point=on_point, should_stop=_stop_on_ctrl_c(), run_id=run_id)
+    try:
+        store.save_record(result.kind, result.to_dict(), run_id, result.status)
+    except StoreError as err:
+        return fail(str(err))
+    if (code := write_json(args.json, result)) is not None:
+        return code
+    if result.status == "failed":
+        return fail(result.error or "the sweep failed.")
+    measured = sum(1 for p in result.points if p.samples_per_second)
+    print(f"{result.status}: {measured} of {config.progress_total} points measured. {result.crossover()}")
+    return EXIT_CANCELLED if result.status == "cancelled" else EXIT_OK
+
+
+command("sweep", "time training across batch sizes on each device; find where the GPU wins", _sweep_flags)(cmd_sweep)
