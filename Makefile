@@ -37,6 +37,7 @@ test: install system-deps lint
 
 bench: install
 	$(PY) bench/train_speed.py
+	$(PY) bench/sweep_cpu.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache artifacts
