@@ -35,10 +35,10 @@ def epochs_frame(frames: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.Da
     return pd.concat(parts, ignore_index=True)
 
 
-def _colour(frame: pd.DataFrame) -> alt.Color:
+def _colour(frame: pd.DataFrame, title: str = "Run") -> alt.Color:
     order = list(dict.fromkeys(frame["series"]))
     scale = alt.Scale(domain=order, range=[PALETTE[i % len(PALETTE)] for i in range(len(order))])
-    return alt.Color("series:N", title="Run", scale=scale, sort=order, legend=alt.Legend(orient="bottom"))
+    return alt.Color("series:N", title=title, scale=scale, sort=order, legend=alt.Legend(orient="bottom"))
 
 
 def _style(chart, title: str, subtitle: str):
@@ -159,3 +159,55 @@ def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> al
         .encode(text=alt.value(WARMUP_NOTE))
     )
     return _style(alt.layer(bars, note), "Seconds per epoch", "lower is faster · faded bars: warm-up")
+
+
+def throughput_chart(points: pd.DataFrame) -> alt.LayerChart:
+    """Samples/s against batch size (core.sweep_results.points_frame), both axes log, one line per device.
+
+    The line joins the medians; a bar at each point spans the fastest and slowest repeat.
+    Failed points (no throughput, e.g. out of memory) are left out.
+    """
+    data = points.dropna(subset=["samples_per_second"]).rename(columns={"label": "series"})
+    data = data[["series", "batch_size", "samples_per_second", "samples_per_second_min", "samples_per_second_max"]]
+    batches = sorted({int(b) for b in data["batch_size"]}) or [1]
+    # A little room either side, so the end points and their bars are not cut in half.
+    x = alt.X(
+        "batch_size:Q",
+        title="Batch size (log scale)",
+        scale=alt.Scale(type="log", base=2, domain=[batches[0] / 1.3, batches[-1] * 1.3], nice=False),
+        axis=alt.Axis(values=batches, format="d", labelFlush=False),
+    )
+    y_scale = alt.Scale(type="log", nice=False)
+    y = alt.Y("samples_per_second:Q", title="Samples per second (log scale)", scale=y_scale, axis=alt.Axis(format="~s"))
+    colour = _colour(data, "Device")
+    lines = (
+        alt.Chart(data)
+        .mark_line(point=alt.OverlayMarkDef(size=110, filled=True), strokeWidth=3.5)
+        .encode(
+            x=x,
+            y=y,
+            color=colour,
+            tooltip=[
+                alt.Tooltip("series:N", title="Device"),
+                alt.Tooltip("batch_size:Q", title="Batch size"),
+                alt.Tooltip("samples_per_second:Q", title="Samples/s (median)", format=",.0f"),
+                alt.Tooltip("samples_per_second_min:Q", title="slowest repeat", format=",.0f"),
+                alt.Tooltip("samples_per_second_max:Q", title="fastest repeat", format=",.0f"),
+            ],
+        )
+    )
+    spread = (
+        alt.Chart(data)
+        .mark_errorbar(ticks=alt.MarkConfig(size=14, strokeWidth=2.5), thickness=2.5)
+        .encode(
+            x=x,
+            y=alt.Y("samples_per_second_min:Q", title="Samples per second (log scale)", scale=y_scale),
+            y2=alt.Y2("samples_per_second_max:Q"),
+            color=colour,
+        )
+    )
+    return _style(
+        alt.layer(lines, spread),
+        "Training throughput by batch size",
+        "higher is faster · bars: slowest to fastest repeat",
+    )

@@ -1,0 +1,233 @@
+"""What the dashboard's History, Scaling and queue views say: tables as DataFrames, labels and sentences.
+
+Pure functions of results the store or the runner already hold; no streamlit and no TensorFlow,
+so the page stays light and every sentence here can be tested on hand-made values.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import statistics
+import zipfile
+from collections.abc import Sequence
+from datetime import datetime
+
+import pandas as pd
+
+from core import probe
+from core.config import ConfigError, TrainConfig
+from core.history import HistoryRow, SweepRow
+from core.results import RunResult
+from core.runner import JobStatus
+from core.sweep_config import SweepConfig
+from core.sweep_results import SweepPoint
+
+# -- times and names -------------------------------------------------------------------------
+# Characters that start emphasis, code, links, images, HTML, tables or LaTeX anywhere in a line.
+_MARKDOWN = re.compile(r"([\\`*_\[\]#!|<>~$])")
+
+
+def plain(text: str) -> str:
+    """Text with Markdown's special characters escaped, so a host name from an imported file stays text."""
+    return _MARKDOWN.sub(r"\\\1", text)
+
+
+def short_time(iso: str | None) -> str:
+    """'2026-11-30 09:14' in this machine's time zone (files record UTC), or '?' when unknown."""
+    if not iso:
+        return "?"
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    return (when.astimezone() if when.tzinfo else when).strftime("%Y-%m-%d %H:%M")
+
+
+def where(row: HistoryRow) -> str:
+    """'GPU:0 on gpu-server': where the variables lived (else the device asked for) and the host."""
+    device = row.variables_on or (row.device or "?").upper()
+    return f"{device} on {row.host or 'an unknown host'}"
+
+
+def run_labels(rows: Sequence[HistoryRow]) -> list[str]:
+    """Chart labels for overlaid runs: 'GPU:0 on gpu-server', told apart by start time, then id, if alike."""
+    labels = [where(r) for r in rows]
+    labels = [
+        f"{lb} · {short_time(r.when)}" if labels.count(lb) > 1 else lb for lb, r in zip(labels, rows, strict=True)
+    ]
+    return [f"{lb} · {r.run_id[:6]}" if labels.count(lb) > 1 else lb for lb, r in zip(labels, rows, strict=True)]
+
+
+def pick_label(row: HistoryRow) -> str:
+    """One line naming a run in a picker: when, where, what, and how it ended."""
+    accuracy = f"{row.final_test_accuracy:.1%}" if row.final_test_accuracy is not None else "no epochs"
+    return f"{short_time(row.when)} · {where(row)} · {row.model} on {row.dataset}, batch {row.batch_size} · {accuracy}"
+
+
+# -- the History table ---------------------------------------------------------------------
+def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
+    """The History table: one row per run, newest first, in the order and words the page shows."""
+    return pd.DataFrame(
+        {
+            "When": [short_time(r.when) for r in rows],
+            "Dataset": [r.dataset for r in rows],
+            "Model": [r.model for r in rows],
+            "Device": [(r.device or "?").upper() for r in rows],
+            "Variables on": [r.variables_on or "?" for r in rows],
+            "Epochs": [f"{r.epochs_done} of {r.epochs_total}" for r in rows],
+            "Batch": [r.batch_size for r in rows],
+            "Test accuracy": [r.final_test_accuracy for r in rows],
+            "Median epoch (s)": [r.median_epoch_seconds for r in rows],
+            "Status": [r.status for r in rows],
+            "Host": [r.host or "?" for r in rows],
+            "Origin": [r.origin for r in rows],
+            "Run id": [r.run_id for r in rows],
+        },
+        columns=[
+            "When", "Dataset", "Model", "Device", "Variables on", "Epochs", "Batch", "Test accuracy",
+            "Median epoch (s)", "Status", "Host", "Origin", "Run id",
+        ],
+    )  # fmt: skip
+
+
+def config_differences(a: RunResult, b: RunResult) -> list[str]:
+    """Settings two runs differ in besides the device: 'batch_size 100 vs 256'."""
+    return [
+        f"{k} {a.config.get(k)} vs {b.config.get(k)}"
+        for k in TrainConfig.__dataclass_fields__
+        if k != "device" and a.config.get(k) != b.config.get(k)
+    ]
+
+
+def slower_first(results: Sequence[RunResult]) -> tuple[int, int] | None:
+    """Indexes (baseline, other) of two runs, the slower baseline first, so a speedup reads 'N× faster'."""
+    if len(results) != 2:
+        return None
+    a, b = (r.median_epoch_seconds() or 0.0 for r in results)
+    return (0, 1) if a >= b else (1, 0)
+
+
+def zip_files(files: dict[str, str]) -> bytes:
+    """Several named text files as one .zip (several runs' JSON files, each importable again)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return out.getvalue()
+
+
+def join_csv(texts: Sequence[str]) -> str:
+    """CSV files with the same header as one: the header once, then every file's rows."""
+    if not texts:
+        return ""
+    header, *_ = texts[0].splitlines(keepends=True)
+    return header + "".join(line for t in texts for line in t.splitlines(keepends=True)[1:])
+
+
+# -- achieved speed against the device's limit ---------------------------------------------
+def achieved(result: RunResult) -> tuple[float | None, float | None]:
+    """(median GFLOP/s of epochs 2..N, that as a share of the device's measured matmul peak)."""
+    rates = [e.gflops_per_second for e in result.steady_epochs() if e.gflops_per_second]
+    if not rates:
+        return None, None
+    gflops = statistics.median(rates)
+    peak = result.device.get("peak_gflops")
+    return gflops, (gflops / peak if peak else None)
+
+
+# -- the queue ------------------------------------------------------------------------------
+def describe_job(job: JobStatus) -> str:
+    """'training mlp on CPU, epoch 2 of 3' or 'sweep of softmax on CPU, GPU, point 4 of 10'."""
+    config = job.config
+    if isinstance(config, TrainConfig):
+        what = f"training {config.model} on {config.device.upper()}"
+    else:
+        devices = ", ".join(d.upper() for d in getattr(config, "devices", ()))
+        what = f"sweep of {getattr(config, 'model', '?')} on {devices}"
+    if job.state == "running" and job.epochs_total:
+        return f"{what}, {job.unit} {min(job.epochs_done + 1, job.epochs_total)} of {job.epochs_total}"
+    return what
+
+
+def queue_line(jobs: Sequence[JobStatus], mine: set[str]) -> str:
+    """The runner's queue in one line: what runs now, then what waits, by position; this page's marked."""
+    if not jobs:
+        return "Queue — empty: runs and sweeps from every open page take turns, one at a time."
+
+    def named(job: JobStatus) -> str:
+        return describe_job(job) + (" (this page)" if job.run_id in mine else "")
+
+    now = [f"now: {named(j)}" for j in jobs if j.state == "running"]
+    waiting = [f"{j.position}. {named(j)}" for j in jobs if j.state == "queued"]
+    return "Queue — " + "  ·  ".join(now + ([f"waiting: {', '.join(waiting)}"] if waiting else []))
+
+
+# -- sweeps ---------------------------------------------------------------------------------
+def sweep_pick_label(row: SweepRow) -> str:
+    """One line naming a stored sweep in a picker."""
+    width = f" ({row.hidden_units} units)" if row.hidden_units else ""
+    devices = ", ".join(d.upper() for d in row.devices) or "?"
+    return (
+        f"{short_time(row.when)} · {row.model}{width} on {devices} · {row.host or 'an unknown host'}"
+        f" · {row.points_measured} of {row.points_total} points · {row.status}"
+    )
+
+
+def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:
+    """One row per point: samples/s (median, min, max), ms per step, GFLOP/s and share of peak."""
+    return pd.DataFrame(
+        {
+            "Device": [p.label for p in points],
+            "Batch": [p.batch_size for p in points],
+            # Whole samples: the repeats' spread is far wider than a fraction of a sample.
+            "Samples/s": [_whole(p.samples_per_second) for p in points],
+            "Min": [_whole(p.samples_per_second_min) for p in points],
+            "Max": [_whole(p.samples_per_second_max) for p in points],
+            "ms per step": [p.step_ms for p in points],
+            "GFLOP/s": [p.gflops_per_second for p in points],
+            "Share of peak": [p.utilisation for p in points],
+            "Note": [p.error or "" for p in points],
+        },
+        columns=["Device", "Batch", "Samples/s", "Min", "Max", "ms per step", "GFLOP/s", "Share of peak", "Note"],
+    )
+
+
+def _whole(value: float | None) -> float | None:
+    return None if value is None else float(round(value))
+
+
+def idle_sentences(points: Sequence[SweepPoint], flops_per_sample: float | None, devices: dict) -> list[str]:
+    """Per device, from its smallest measured batch: how much of a step is arithmetic at the device's peak."""
+    said, sentences = set(), []
+    for p in sorted((p for p in points if p.step_ms), key=lambda p: p.batch_size):
+        peak = (devices.get(p.device) or {}).get("peak_gflops")
+        if p.device in said or not flops_per_sample or not peak:
+            continue
+        said.add(p.device)
+        arithmetic_ms = p.batch_size * flops_per_sample / (peak * 1e9) * 1000
+        sentences.append(
+            f"{p.label} at batch {p.batch_size}: a step is {p.batch_size * flops_per_sample / 1e6:,.2f} MFLOP, "
+            f"{arithmetic_ms * 1000:,.1f} µs of arithmetic at this device's measured peak of {peak:,.0f} GFLOP/s, "
+            f"but it took {p.step_ms * 1000:,.0f} µs: {min(arithmetic_ms / p.step_ms, 1):.1%} of the step was arithmetic."
+        )
+    return sentences
+
+
+def sweep_devices(hw: probe.Probe) -> dict[str, probe.Mode]:
+    """The devices a sweep may list (cpu, each gpu:N), each with its single-device mode, GPUs shown even if absent."""
+    return {m.runs[0]["device"]: m for m in probe.modes(hw) if len(m.runs) == 1}
+
+
+def plan_sweep(values: dict, hw: probe.Probe) -> SweepConfig:
+    """The validated SweepConfig Run sweep would submit; ConfigError if a setting is bad or a device absent."""
+    known = sweep_devices(hw)
+    if not values.get("devices"):
+        raise ConfigError("devices", "Pick at least one device to sweep.")
+    for name in values["devices"]:
+        mode = known.get(name)
+        if mode is None:
+            raise ConfigError("devices", f"devices must be among {', '.join(known)}, not {name!r}.")
+        if reason := probe.unavailable(mode, hw):
+            raise ConfigError("devices", f"{mode.label} cannot be swept here: {reason}.")
+    return SweepConfig(**values)
