@@ -1,4 +1,7 @@
-"""The dashboard through Streamlit's AppTest: first render, a Quick demo run, GPU guard, bad settings."""
+"""The dashboard through Streamlit's AppTest: first render, a Quick demo run, GPU guard, bad settings.
+
+The History and Scaling tabs have their own files (test_history_app.py, test_scaling_app.py).
+"""
 
 from __future__ import annotations
 
@@ -11,9 +14,10 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import data, live, probe
+from core import data, live, probe, views
 from core.config import ConfigError, TrainConfig
 from core.devices import GPU_ADVICE
+from core.results import speedup_sentence
 from core.runner import get_runner
 from tests.conftest import ROOT, require
 
@@ -30,10 +34,16 @@ def at() -> AppTest:
     return AppTest.from_file(APP, default_timeout=30).run()
 
 
-def chart_specs(at: AppTest) -> list[tuple[dict, list[dict]]]:
-    """Each chart's Vega-Lite spec and its data rows (Streamlit ships the data as Arrow)."""
+def tab(at: AppTest, label: str):
+    """One tab of the page (Train, History, Scaling, Devices): queries on it see only what it holds."""
+    (found,) = [t for t in at.tabs if t.label == label]
+    return found
+
+
+def chart_specs(node) -> list[tuple[dict, list[dict]]]:
+    """Each chart's Vega-Lite spec and its data rows (Streamlit ships the data as Arrow), in a page or a tab."""
     found = []
-    for chart in at.get("vega_lite_chart"):
+    for chart in node.get("vega_lite_chart"):
         spec = json.loads(chart.proto.spec)
         (dataset,) = chart.proto.datasets
         table = pa.ipc.open_stream(io.BytesIO(dataset.data.data)).read_all()
@@ -90,39 +100,60 @@ print(json.dumps({"first": first, "after": after}))
     assert "unavailable: no GPU found on this machine" in after["modes"]
 
 
-def test_quick_demo_trains_and_draws_both_charts_one_series_per_device(at, fashion_mnist):
+def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cpu(at, fashion_mnist):
     at.button(key="preset_Quick demo").click().run()
     assert at.session_state["model"] == "mlp" and at.session_state["epochs"] == 3
+    # No GPU here: the demo still compares two runs, plain model.fit first (the baseline).
+    assert at.session_state["mode"] == "fit:cpu"
     at.button(key="run").click().run(timeout=180)
 
+    train = tab(at, "Train")
     assert not at.exception
-    assert not at.error
+    assert not train.error
     epochs = at.session_state["epochs"]
-    status = " ".join(m.value for m in at.markdown)
-    assert f"CPU: done, {epochs} epochs" in status
+    status = " ".join(m.value for m in train.markdown)
+    assert f"CPU (plain fit): done, {epochs} epochs" in status and f"CPU (fast): done, {epochs} epochs" in status
 
-    (acc_spec, acc_rows), (time_spec, time_rows) = chart_specs(at)
+    (acc_spec, acc_rows), (time_spec, time_rows) = chart_specs(train)
     acc, secs = encoding(acc_spec), encoding(time_spec)
     assert acc["x"]["field"] == "epoch" and acc["y"]["field"] == "accuracy"
     assert secs["x"]["field"] == "epoch" and secs["y"]["field"] == "seconds"
     assert acc["color"]["field"] == secs["color"]["field"] == "series"
-    assert {r["series"] for r in acc_rows} == {r["series"] for r in time_rows} == {"CPU"}
-    assert sorted({r["epoch"] for r in time_rows}) == list(range(1, epochs + 1))
-    assert [r["warmup"] for r in time_rows] == [True] + [False] * (epochs - 1)
-    test_acc = [r["accuracy"] for r in acc_rows if r["data"] == "Test"]
-    # An MLP on 20,000 Fashion-MNIST images: well above chance (10%) after one epoch.
-    assert len(test_acc) == epochs and min(test_acc) > 0.6
+    series = ["CPU (plain fit)", "CPU (fast)"]
+    assert acc["color"]["scale"]["domain"] == series
+    assert {r["series"] for r in acc_rows} == {r["series"] for r in time_rows} == set(series)
+    for name in series:
+        mine = [r for r in time_rows if r["series"] == name]
+        assert [r["epoch"] for r in mine] == list(range(1, epochs + 1))
+        assert [r["warmup"] for r in mine] == [True] + [False] * (epochs - 1)
+        test_acc = [r["accuracy"] for r in acc_rows if r["data"] == "Test" and r["series"] == name]
+        # An MLP on 20,000 Fashion-MNIST images: well above chance (10%) after one epoch.
+        assert len(test_acc) == epochs and min(test_acc) > 0.6
 
-    metrics = {m.label: m.value for m in at.metric}
-    assert set(metrics) == {"Final test accuracy", "Median epoch (2+)", "Warm-up cost", "Samples / s"}
-    assert metrics["Final test accuracy"] == f"{test_acc[-1]:.1%}"
-    assert metrics["Median epoch (2+)"].endswith(" s")
-    labels = [b.label for b in at.get("download_button")]
-    assert labels == ["CPU run · JSON", "All epochs · CSV"]
-    (run_id,) = at.session_state["runs"]
-    result = get_runner().status(run_id).result
-    assert result.status == "completed" and result.device["variables_on"] == "CPU:0"
-    devices = " ".join(m.value for m in at.markdown)
+    results = [get_runner().status(i).result for i in at.session_state["runs"]]
+    assert [r.config["execution"] for r in results] == ["keras-default", "fast"]
+    assert all(r.status == "completed" and r.device["variables_on"] == "CPU:0" for r in results)
+    # Six metrics per run, in the order the runs are listed.
+    labels = ["Final test accuracy", "Median epoch (2+)", "Warm-up cost", "Samples / s", "GFLOP/s", "Share of peak"]
+    metrics = [(m.label, m.value) for m in train.metric]
+    assert [label for label, _ in metrics] == labels * 2
+    for result, values in zip(results, (metrics[:6], metrics[6:]), strict=True):
+        shown = dict(values)
+        assert shown["Final test accuracy"] == f"{result.final_test_accuracy():.1%}"
+        assert shown["Median epoch (2+)"] == f"{result.median_epoch_seconds():.3f} s"
+        gflops, share = views.achieved(result)
+        # Achieved GFLOP/s is the model's FLOPs per sample times its speed, and a fraction of the measured peak.
+        assert gflops > 0 and 0 < share < 1
+        assert share == pytest.approx(gflops / result.device["peak_gflops"])
+        assert shown["GFLOP/s"] == f"{gflops:,.1f}"
+        assert shown["Share of peak"] == (f"{share:.1%}" if share >= 0.001 else f"{share:.2%}")
+    sentence = speedup_sentence(results[0], results[1], *series)
+    assert f"### {views.plain(sentence)}" in [m.value for m in train.markdown]
+    assert sentence.startswith("CPU (fast) is ")
+
+    downloads = [b.label for b in train.download_button]
+    assert downloads == ["CPU (plain fit) run · JSON", "CPU (fast) run · JSON", "All epochs · CSV"]
+    devices = " ".join(m.value for m in tab(at, "Devices").markdown)
     assert "variables lived on CPU:0" in devices
 
 
@@ -136,7 +167,7 @@ def test_gpu_modes_are_visibly_unavailable_and_cannot_start_a_run(at):
     jobs_before = len(get_runner().jobs())
     at.radio(key="mode").set_value("cpu-vs-gpu").run()
     assert at.button(key="run").disabled
-    (warning,) = at.warning
+    (warning,) = tab(at, "Train").warning
     assert warning.value.startswith("CPU vs GPU cannot run here: no GPU found on this machine.")
     assert GPU_ADVICE in warning.value
 
@@ -145,7 +176,7 @@ def test_gpu_modes_are_visibly_unavailable_and_cannot_start_a_run(at):
     assert not at.button(key="run").disabled
     at.session_state["mode"] = "gpu:0"
     at.button(key="run").click().run()
-    assert "GPU cannot run here: no GPU found on this machine." in [e.value for e in at.error]
+    assert "GPU cannot run here: no GPU found on this machine." in [e.value for e in tab(at, "Train").error]
     assert "runs" not in at.session_state
     assert len(get_runner().jobs()) == jobs_before
     assert not at.exception
@@ -157,13 +188,13 @@ def test_a_bad_setting_shows_its_one_sentence_and_disables_run(at):
     # Training samples (under Advanced) smaller than the batch: a cross-field check only TrainConfig makes.
     at.number_input(key="train_subset").set_value(1000)
     at.number_input(key="batch_size").set_value(5000).run()
-    assert [e.value for e in at.error] == [str(expected.value)]
+    assert [e.value for e in tab(at, "Train").error] == [str(expected.value)]
     assert "batch_size" in str(expected.value)
     assert at.button(key="run").disabled
     assert not at.exception
 
     at.number_input(key="batch_size").set_value(100).run()
-    assert not at.error and not at.button(key="run").disabled
+    assert not tab(at, "Train").error and not at.button(key="run").disabled
 
 
 def test_a_missing_dataset_says_why_and_names_the_ones_available(at):
@@ -174,7 +205,7 @@ def test_a_missing_dataset_says_why_and_names_the_ones_available(at):
     captions = list(at.radio(key="dataset").proto.captions)
     assert captions[at.radio(key="dataset").options.index("MNIST")] == mnist.reason
     at.radio(key="dataset").set_value("mnist").run()
-    (info,) = at.info
+    (info,) = tab(at, "Train").info
     assert info.value.startswith("MNIST is not on this machine yet")
     assert "available offline: Fashion-MNIST, Synthetic" in info.value
     assert not at.exception
@@ -189,7 +220,7 @@ def test_a_failed_run_shows_its_one_sentence_not_a_traceback(at):
     assert failed.state == "failed"
     at.session_state["runs"] = ids
     at.run()
-    assert [e.value for e in at.error] == [f"CPU:7: {failed.error}"]
+    assert [e.value for e in tab(at, "Train").error] == [f"CPU:7: {failed.error}"]
     assert failed.error.startswith("There is no cpu:7") and "\n" not in failed.error
-    assert "CPU:7: failed" in " ".join(m.value for m in at.markdown)
+    assert "CPU:7: failed" in " ".join(m.value for m in tab(at, "Train").markdown)
     assert not at.exception

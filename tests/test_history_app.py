@@ -1,0 +1,222 @@
+"""The History tab through AppTest: runs seen across sessions, import (good, repeated, bad), overlay, delete.
+
+Two AppTest instances in one process share the runner and the store (conftest points TFDASH_DB at a
+throwaway file), as two browser tabs on one server do.
+"""
+
+from __future__ import annotations
+
+import io
+import socket
+import uuid
+import zipfile
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import live, probe, views
+from core.config import TrainConfig
+from core.history import history_row
+from core.importer import RunFileError, parse_result_file
+from core.results import speedup_sentence
+from core.runner import get_runner
+from core.store import Store, get_store
+from tests.conftest import ROOT
+from tests.sample_runs import make_result
+from tests.test_app import PROBE_WAIT_S, chart_specs, encoding, tab
+
+APP = str(ROOT / "streamlit_app.py")
+# A training small enough for seconds: 200 synthetic images, two epochs (epoch 2 is the steady one).
+TINY = {"dataset": "synthetic", "model": "softmax", "train_subset": 200, "batch_size": 50, "epochs": 2}
+
+
+def page() -> AppTest:
+    """A fresh browser session's page, after the hardware check (no GPU here)."""
+    assert probe.wait(PROBE_WAIT_S).state == probe.READY
+    return AppTest.from_file(APP, default_timeout=30).run()
+
+
+def history_table(at: AppTest):
+    (table,) = tab(at, "History").dataframe
+    return table.value
+
+
+def upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    return at.file_uploader(key="history_upload").set_value((name, data, "application/json")).run()
+
+
+@pytest.fixture(scope="module")
+def local_run() -> str:
+    """A tiny CPU run trained through the runner, as the Train tab's Run does; its id."""
+    (run_id,) = live.submit_group(get_runner(), [TrainConfig(**TINY, device="cpu")])
+    assert get_runner().wait(run_id, 120).state == "completed"
+    return run_id
+
+
+def server_file(seed: int = 0) -> tuple[str, bytes]:
+    """A GPU server's run file (`train --json` shape) with a fresh id, and its bytes."""
+    run_id = f"server-{uuid.uuid4().hex[:8]}"
+    return run_id, make_result(run_id=run_id, seed=seed).to_json().encode()
+
+
+def test_a_run_submitted_in_one_session_is_in_another_sessions_history():
+    first = page()
+    for key, value in TINY.items():
+        first.session_state[key] = value
+    first.session_state["mode"] = "cpu"
+    first.button(key="run").click().run(timeout=120)
+    (run_id,) = first.session_state["runs"]
+    assert get_runner().status(run_id).state == "completed"
+
+    second = page()  # another browser tab: it never saw the run
+    assert "runs" not in second.session_state
+    table = history_table(second)
+    row = table[table["Run id"] == run_id].iloc[0]
+    assert (row["Dataset"], row["Model"], row["Device"], row["Variables on"]) == (
+        "synthetic",
+        "softmax",
+        "CPU",
+        "CPU:0",
+    )
+    assert (row["Epochs"], row["Batch"], row["Status"], row["Origin"]) == ("2 of 2", 50, "completed", "local")
+    assert row["Host"] == socket.gethostname()
+    stored = get_store().get(run_id)
+    assert row["Test accuracy"] == pytest.approx(stored.final_test_accuracy())
+    assert row["Median epoch (s)"] == pytest.approx(stored.median_epoch_seconds())
+    assert not second.exception
+
+
+def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_run(local_run):
+    at = page()
+    run_id, data = server_file()
+    before = len(get_store().history())
+    upload(at, "gpu-run.json", data)
+    history = tab(at, "History")
+    assert [s.value for s in history.success] == [
+        views.plain(f"Imported run {run_id} from gpu-server (GPU:0, completed).")
+    ]
+    assert len(get_store().history()) == before + 1
+    row = history_table(at).set_index("Run id").loc[run_id]
+    assert (row["Host"], row["Device"], row["Variables on"], row["Origin"]) == (
+        "gpu-server",
+        "GPU",
+        "GPU:0",
+        "imported",
+    )
+
+    # The import is picked for the charts; add the local CPU run next to it.
+    assert at.multiselect(key="history_pick").value == [run_id]
+    at.multiselect(key="history_pick").select(local_run).run()
+    history = tab(at, "History")  # the page as drawn after that rerun
+    here = f"CPU:0 on {socket.gethostname()}"
+    (acc_spec, acc_rows), (time_spec, time_rows) = chart_specs(history)
+    assert encoding(acc_spec)["color"]["scale"]["domain"] == ["GPU:0 on gpu-server", here]
+    assert {r["series"] for r in time_rows} == {"GPU:0 on gpu-server", here}
+    assert len([r for r in time_rows if r["series"] == "GPU:0 on gpu-server"]) == 3
+    assert [m.label for m in history.metric].count("Final test accuracy") == 2
+
+    server, local = get_store().load([run_id, local_run])
+    base, other = views.slower_first([server, local])
+    labels = ["GPU:0 on gpu-server", here]
+    sentence = speedup_sentence([server, local][base], [server, local][other], labels[base], labels[other])
+    assert f"### {views.plain(sentence)}" in [m.value for m in history.markdown]
+    assert "faster than" in sentence
+    # The runs differ in more than their device, and the page says so.
+    assert any("besides the device" in c.value.lower() and "train_subset 1000 vs 200" in c.value for c in history.caption)
+    assert not at.exception
+
+    # The same file again: nothing added, and the page says it is already there.
+    upload(at, "gpu-run.json", data)
+    assert [i.value for i in tab(at, "History").info] == [
+        views.plain(f"Run {run_id} from gpu-server is already in the history; nothing changed.")
+    ]
+    assert len(get_store().history()) == before + 1
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"schema_version": 1, "config": {}}',
+        b"\xff\xfe not UTF-8",
+        make_result(run_id="bad-accuracy").to_json().replace('"test_accuracy": 0.', '"test_accuracy": 7.', 1).encode(),
+    ],
+    ids=["missing-fields", "not-utf8", "accuracy-out-of-range"],
+)
+def test_a_bad_file_shows_its_one_sentence_and_changes_nothing(data):
+    with pytest.raises(RunFileError) as refused:
+        parse_result_file(data)
+    store = get_store()
+    store.checkpoint()
+    before = store.path.read_bytes()
+    at = upload(page(), "bad.json", data)
+    history = tab(at, "History")
+    assert [e.value for e in history.error] == [views.plain(f"bad.json: {refused.value}")]
+    assert "\n" not in str(refused.value)
+    assert not at.exception
+    store.checkpoint()
+    assert store.path.read_bytes() == before
+
+
+def test_delete_asks_first_and_removes_only_the_picked_run(local_run):
+    at = page()
+    keep_id, keep = server_file(seed=1)
+    gone_id, gone = server_file(seed=2)
+    upload(at, "keep.json", keep)
+    upload(at, "gone.json", gone)
+    at.multiselect(key="history_pick").set_value([gone_id]).run()
+    at.button(key="history_delete").click().run()
+    # Asked, not done.
+    assert any("cannot be undone" in w.value for w in tab(at, "History").warning)
+    assert get_store().get(gone_id) is not None
+    at.button(key="history_delete_yes").click().run()
+    assert get_store().get(gone_id) is None
+    assert get_store().get(keep_id) is not None and get_store().get(local_run) is not None
+    assert gone_id not in set(history_table(at)["Run id"]) and keep_id in set(history_table(at)["Run id"])
+    assert at.multiselect(key="history_pick").value == []
+    assert "Deleted 1 run; every other run is kept." in [s.value for s in tab(at, "History").success]
+    assert not at.exception
+
+
+def test_several_runs_download_as_a_zip_of_importable_files_and_one_csv(tmp_path, local_run):
+    store = get_store()
+    server_id, data = server_file(seed=3)
+    store.import_result_bytes(data)
+    ids = [server_id, local_run]
+    archive = zipfile.ZipFile(io.BytesIO(views.zip_files({f"run-{i}.json": store.export_json(i) for i in ids})))
+    assert sorted(archive.namelist()) == sorted(f"run-{i}.json" for i in ids)
+    elsewhere = Store(tmp_path / "laptop.sqlite3")  # another machine's history
+    for name in archive.namelist():
+        assert elsewhere.import_result_bytes(archive.read(name)).added
+    assert [r.to_dict() for r in elsewhere.load(ids)] == [r.to_dict() for r in store.load(ids)]
+
+    csv = views.join_csv([store.export_csv(i) for i in ids]).splitlines()
+    assert csv[0].startswith("device,run_id,epoch,")
+    assert len(csv) == 1 + sum(len(r.epochs) for r in store.load(ids))
+    assert {line.split(",")[1] for line in csv[1:]} == set(ids)
+
+
+def test_history_labels_tell_alike_runs_apart():
+    def row(run_id: str, when: str, host: str = "gpu-server"):
+        result = make_result(run_id=run_id, started_at=when)
+        result.host["hostname"] = host
+        return history_row(result)
+
+    rows = [
+        row("aaaaaa1", "2026-11-30T08:00:00+00:00"),
+        row("bbbbbb2", "2026-11-30T09:00:00+00:00"),
+        row("cccccc3", "2026-11-30T09:00:00+00:00", host="laptop"),
+        row("dddddd4", "2026-11-30T09:00:00+00:00", host="laptop"),
+    ]
+    labels = views.run_labels(rows)
+    assert len(set(labels)) == 4
+    assert labels[0] == f"GPU:0 on gpu-server · {views.short_time(rows[0].when)}"
+    # Same place, same minute: the run id tells them apart.
+    assert labels[2].startswith("GPU:0 on laptop · ") and labels[2].endswith("cccccc")
+
+
+def test_markdown_in_an_imported_host_name_stays_text():
+    evil = "![x](http://example.invalid/t.png) *bold* $x$ <b>"
+    assert views.plain(evil) == r"\!\[x\](http://example.invalid/t.png) \*bold\* \$x\$ \<b\>"
+    assert views.plain("GPU:0 on gpu-server is 6.1× faster (median of epochs 2+).") == (
+        "GPU:0 on gpu-server is 6.1× faster (median of epochs 2+)."
+    )
