@@ -41,8 +41,8 @@ PRESETS = {
         "dataset": "fashion_mnist", "model": "softmax", "optimizer": "sgd", "learning_rate": 0.1,
         "batch_size": 100, "epochs": 10, "seed": 0, "execution": "fast", "train_subset": 0, "hidden_units": 128,
     },
-    # Two runs to compare even without a GPU (plain model.fit, then the fast path): about QUICK_S
-    # on a 2-core CPU, TensorFlow's start-up included (the promise is under 30 s).
+    # Without a GPU, two runs to compare (plain model.fit, then the fast path): about 11 s on a
+    # 2-core CPU from pressing Run, TensorFlow's start-up included (the promise is under 30 s).
     "Quick demo": {
         "dataset": "fashion_mnist", "model": "mlp", "optimizer": "adam", "learning_rate": 0.001,
         "batch_size": 100, "epochs": 3, "seed": 0, "execution": "fast", "train_subset": 20_000, "hidden_units": 128,
@@ -192,7 +192,12 @@ def live_view(slots: dict, runs: list[JobStatus]) -> None:
     results = [live.snapshot(s) for s in runs]
     done = sum(s.epochs_done for s in runs)
     total = sum(s.epochs_total or 0 for s in runs) or 1
-    line = live.status_line(runs, labels, get_runner().current(), st.session_state.get("stopping", False))
+    current = get_runner().current()
+    # live.status_line words another session's training; a sweep ahead in the queue is named here.
+    sweeping = current is not None and not isinstance(current.config, TrainConfig)
+    line = live.status_line(runs, labels, None if sweeping else current, st.session_state.get("stopping", False))
+    if sweeping and any(s.state == "queued" for s in runs):
+        line += f"  ·  waiting for the {views.describe_job(current)}"
     if st.session_state.get("adopted"):
         line = f"Already running on this server: {line}"
     slots["status"].markdown(f"**{line}**")
@@ -360,6 +365,8 @@ def pick_ui(rows: list[HistoryRow]) -> list[HistoryRow]:
         key="history_pick",
         format_func=lambda i: views.pick_label(by_id[i]),
         placeholder="Choose runs from the table",
+        on_change=ask_delete,  # a new pick withdraws a pending "delete?" question
+        args=(None,),
     )
     return [by_id[i] for i in picked]
 
@@ -369,6 +376,8 @@ def compare_ui(store: Store, picked: list[HistoryRow]) -> None:
     results = {r.run_id: r for r in store.load([p.run_id for p in picked])}
     picked = [p for p in picked if p.run_id in results]
     runs, labels = [results[p.run_id] for p in picked], views.run_labels(picked)
+    if not runs:  # deleted from another page since the table was read
+        return
     charts_ui(charts.epochs_frame([r.to_frame() for r in runs], labels), max(r.config["epochs"] for r in runs))
     pair = views.slower_first(runs)
     summary_ui(runs, labels, pair)
@@ -447,11 +456,12 @@ WHY_IDLE = """
 **Why a tiny model leaves a GPU idle.** Every training step launches a handful of kernels (a matrix
 multiply, the softmax, the gradients, the update) and waits for Python and TensorFlow to hand them
 over. A launch costs microseconds however little work it carries. Softmax regression at batch 16 is
-about a million floating-point operations per step: a GPU that does trillions per second finishes
-that in well under a microsecond, then waits for the next launch. So throughput is set by overhead,
-not arithmetic, and the share of peak is tiny. Bigger batches and wider models (raise the MLP's
-hidden units) put more arithmetic behind each launch, which is why throughput climbs with batch
-size until the device is busy, and why the GPU overtakes the CPU only past some batch size.
+half a million floating-point operations per step (31,380 per sample, forward and backward): a GPU
+that does trillions per second finishes that in well under a microsecond, then waits for the next
+launch. So throughput is set by overhead, not arithmetic, and the share of peak is tiny. Bigger
+batches and wider models (raise the MLP's hidden units) put more arithmetic behind each launch,
+which is why throughput climbs with batch size until the device is busy, and why the GPU overtakes
+the CPU only past some batch size.
 
 **Why fusing steps helps.** This sweep, like the Train tab's fast execution, runs many optimizer
 steps in one `tf.function` call, as a loop inside the graph, so the Python call, argument handling
@@ -566,27 +576,12 @@ def sweep_controls_ui(sweep: JobStatus | None) -> dict:
     return {"status": status_col.empty(), "progress": st.empty(), "live": st.empty()}
 
 
-def sweep_status_line(sweep: JobStatus) -> str:
-    """'Sweep: point 3 of 10 (CPU at batch 256 done)', 'queued (position 1)', 'done, 10 points', ..."""
-    done, total = sweep.epochs_done, sweep.epochs_total or 1
-    if sweep.state == "queued":
-        return f"Sweep: queued (position {sweep.position}); it starts when the runs before it finish."
-    if sweep.state == "running":
-        stopping = " (stopping…)" if st.session_state.get("sweep_stopping") else ""
-        return f"Sweep: point {min(done + 1, total)} of {total}{stopping}"
-    if sweep.state == "completed":
-        return f"Sweep: done, {done} points"
-    if sweep.state == "cancelled":
-        return f"Sweep: stopped after {done} of {total} points"
-    return f"Sweep: {sweep.state} after {done} of {total} points"
-
-
 def sweep_live_view(slots: dict, sweep: JobStatus | None) -> None:
     """The sweep in progress: its status, progress and (once a point is measured) its results."""
     if sweep is None:
         slots["status"].markdown("Pick devices and batch sizes, then press **Run sweep**.")
         return
-    line = sweep_status_line(sweep)
+    line = views.sweep_status_line(sweep, st.session_state.get("sweep_stopping", False))
     if st.session_state.get("sweep_adopted") and sweep.state in live.ACTIVE:
         line = f"Already running on this server: {line}"
     slots["status"].markdown(f"**{line}**")
@@ -657,9 +652,13 @@ def stored_sweeps_ui(store: Store, sweep: JobStatus | None) -> None:
         "Sweep",
         options,
         key="sweep_pick",
-        format_func=lambda i: views.sweep_pick_label(rows[i]) if i in rows else "this page's last sweep (not stored)",
+        format_func=lambda i: views.sweep_pick_label(rows[i]) if i in rows else "this page's last sweep",
     )
-    result = unstored.get(picked) or store.get_sweep(picked)
+    try:
+        result = unstored.get(picked) or store.get_sweep(picked)
+    except StoreError as err:  # a stored sweep this version cannot read: said, not raised
+        st.error(views.plain(str(err)))
+        return
     if result is None:
         return
     if result.error:
@@ -708,13 +707,29 @@ def probe_watch() -> None:
         st.rerun(scope="app")
 
 
-def watch(slots: dict, sweep_slots: dict, queue_slot) -> None:
-    """Redraw after every epoch or sweep point until this page's runs and sweep have finished, then rerun once."""
-    polled, last = False, {}
+def active_ids(runs: list[JobStatus], sweep: JobStatus | None) -> tuple[set[str], set[str]]:
+    """Ids of this page's runs, and of its sweep, that are queued or running."""
+    training = {s.run_id for s in runs if s.state in live.ACTIVE}
+    sweeping = {sweep.run_id} if sweep is not None and sweep.state in live.ACTIVE else set()
+    return training, sweeping
+
+
+def watch(slots: dict, sweep_slots: dict, queue_slot, began: tuple[set[str], set[str]]) -> None:
+    """Redraw after every epoch or sweep point while this page's runs or sweep are active.
+
+    began: what was active when the page was drawn. When all its runs, or its sweep, finish, rerun the
+    whole page, so History and the finished sweeps include them (the rerun watches what is still active).
+    """
+    ss, last = st.session_state, {}
     while True:
         runner = get_runner()
         runs, sweep, jobs, current = my_runs(), my_sweep(), runner.jobs(), runner.current()
-        mine = {s.run_id for s in runs} | ({sweep.run_id} if sweep else set())
+        active = active_ids(runs, sweep)
+        done = any(then and not now for then, now in zip(began, active, strict=True))
+        # Runs this page started, not ones it only watches (adopted from another page).
+        mine = ({s.run_id for s in runs} if not ss.get("adopted") else set()) | (
+            {sweep.run_id} if sweep and not ss.get("sweep_adopted") else set()
+        )
         parts = {
             "train": (
                 ([(s.state, s.epochs_done) for s in runs], current and (current.run_id, current.epochs_done),
@@ -728,11 +743,10 @@ def watch(slots: dict, sweep_slots: dict, queue_slot) -> None:
             if name not in last or last[name] != key:
                 draw(*args)
                 last[name] = key
-        if not live.is_active(runs) and not (sweep and sweep.state in live.ACTIVE):
+        if done or not any(active):
             break
-        polled = True
         time.sleep(POLL_S)
-    if polled:
+    if done:
         st.rerun()
 
 
@@ -759,7 +773,7 @@ def main() -> None:
     labels = charts.series_labels([s.config for s in runs])
     st.title("TensorFlow training: CPU vs GPU, live")
     st.caption(
-        "The same model, data and seed on each device. Epoch 1 includes tracing and compilation; "
+        "The same model, data and seed in each run. Epoch 1 includes tracing and compilation; "
         "speed is the median of epochs 2 and later."
     )
     queue_slot = st.empty()
@@ -776,7 +790,7 @@ def main() -> None:
         devices_ui(hw, runs, labels)
     if hw.state == probe.CHECKING:
         probe_watch()
-    watch(slots, sweep_slots, queue_slot)
+    watch(slots, sweep_slots, queue_slot, active_ids(runs, sweep))
 
 
 main()

@@ -174,6 +174,18 @@ def sweep_pick_label(row: SweepRow) -> str:
     )
 
 
+def sweep_status_line(sweep: JobStatus, stopping: bool = False) -> str:
+    """'Sweep: point 3 of 10', 'Sweep: queued (position 1); ...', 'Sweep: done, 10 points', ..."""
+    done, total = sweep.epochs_done, sweep.epochs_total or 1
+    words = {
+        "queued": f"queued (position {sweep.position}); it starts when the jobs before it finish",
+        "running": f"point {min(done + 1, total)} of {total}" + (" (stopping…)" if stopping else ""),
+        "completed": f"done, {done} points",
+        "cancelled": f"stopped after {done} of {total} points",
+    }
+    return f"Sweep: {words.get(sweep.state, f'{sweep.state} after {done} of {total} points')}"
+
+
 def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:
     """One row per point: samples/s (median, min, max), ms per step, GFLOP/s and share of peak."""
     return pd.DataFrame(

@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
 from tests.conftest import ROOT, require
+from tests.sample_runs import make_result
 
 pytestmark = pytest.mark.browser
 
@@ -27,8 +28,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 ARTIFACTS = ROOT / "artifacts"
-# Tall enough that the charts and the metrics below them are on one screen.
-VIEWPORT = {"width": 1600, "height": 1200}
+# Tall enough that the charts, both runs' metrics and the speedup below them are on one screen.
+VIEWPORT = {"width": 1600, "height": 1496}
 RUNNING = '[data-testid="stStatusWidget"]'  # the "running" indicator, present only while the script runs
 
 
@@ -118,20 +119,31 @@ def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, 
     wait_until_idle(page)
     page.get_by_role("button", name="Quick demo").click()
     wait_until_idle(page)
+    # No GPU here: the demo compares plain model.fit with the fast path, both on the CPU.
+    expect(page.get_by_role("radio", name="Fast vs plain model.fit, on the CPU")).to_be_checked()
     page.locator(".st-key-run button").click()
 
-    expect(page.get_by_text("CPU: done, 3 epochs")).to_be_visible(timeout=120_000)
-    charts = page.locator('[data-testid="stVegaLiteChart"]')
+    expect(status(page)).to_contain_text("CPU (fast): done, 3 epochs", timeout=120_000)
+    expect(status(page)).to_contain_text("CPU (plain fit): done, 3 epochs")
+    charts = page.locator('[data-testid="stVegaLiteChart"]:visible')
     expect(charts).to_have_count(2, timeout=30_000)
     for i in range(2):
         expect(charts.nth(i).locator("canvas, svg").first).to_be_visible(timeout=30_000)
-    expect(page.locator('[data-testid="stMetric"]')).to_have_count(4)
+    expect(page.locator('[data-testid="stMetric"]:visible')).to_have_count(12)
+    expect(page.get_by_text("CPU (fast) is ")).to_be_visible()
     wait_until_idle(page)
 
     assert page.locator('[data-testid="stException"]').count() == 0
     assert errors == []
-    for label in ("Final test accuracy", "Median epoch (2+)", "Warm-up cost", "Samples / s"):
-        expect(page.get_by_text(label, exact=True)).to_be_visible()
+    for label in (
+        "Final test accuracy",
+        "Median epoch (2+)",
+        "Warm-up cost",
+        "Samples / s",
+        "GFLOP/s",
+        "Share of peak",
+    ):
+        expect(page.get_by_text(label, exact=True)).to_have_count(2)
     shot = ARTIFACTS / "quick-demo.png"
     page.screenshot(path=shot)
     if os.environ.get("UPDATE_SCREENSHOT") == "1":  # the README's picture, refreshed on purpose only
@@ -165,10 +177,44 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     assert stop_seconds < 5, "Stop must end the run within a second or two"
     expect(status(presenter)).to_contain_text("CPU (fast): stopped before epoch 1")
     # The finished epochs stay on the page.
-    expect(presenter.locator('[data-testid="stVegaLiteChart"]')).to_have_count(2)
+    expect(presenter.locator('[data-testid="stVegaLiteChart"]:visible')).to_have_count(2)
 
     # The waiting session runs as soon as the runner is free.
-    expect(status(viewer)).to_contain_text("CPU: done, 3 epochs", timeout=120_000)
+    expect(status(viewer)).to_contain_text("CPU (fast): done, 3 epochs", timeout=120_000)
     for page in (presenter, viewer):
         assert page.locator('[data-testid="stException"]').count() == 0
     assert presenter_errors == [] and viewer_errors == []
+
+
+def test_a_server_run_uploaded_in_history_is_overlaid_and_a_second_upload_changes_nothing(server, browser, tmp_path):
+    run_file = tmp_path / "gpu-run.json"
+    run_file.write_text(make_result(run_id="browser-upload-1").to_json())
+    bad_file = tmp_path / "bad.json"
+    bad_file.write_text('{"schema_version": 1}')
+    page, errors = open_page(browser, server)
+    wait_until_idle(page)
+    page.get_by_role("tab", name="History").click()
+    uploader = page.locator('.st-key-history_upload input[type="file"]')
+
+    uploader.set_input_files(run_file)
+    expect(page.get_by_text("Imported run browser-upload-1 from gpu-server (GPU:0, completed).")).to_be_visible(
+        timeout=30_000
+    )
+    # Picked at once: its two charts and its metrics are drawn in the History tab.
+    charts = page.locator('[data-testid="stVegaLiteChart"]:visible')
+    expect(charts).to_have_count(2, timeout=30_000)
+    expect(page.get_by_text("GPU:0 on gpu-server · variables on GPU:0")).to_be_visible()
+
+    # The same run again, say a copy sent twice: the browser sends it, the history keeps one.
+    again = tmp_path / "gpu-run (1).json"
+    again.write_bytes(run_file.read_bytes())
+    uploader.set_input_files(again)
+    expect(
+        page.get_by_text("Run browser-upload-1 from gpu-server is already in the history; nothing changed.")
+    ).to_be_visible(timeout=30_000)
+    uploader.set_input_files(bad_file)
+    expect(page.get_by_text("bad.json: The file is missing the field")).to_be_visible(timeout=30_000)
+    wait_until_idle(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert errors == []
+    page.close()

@@ -122,7 +122,9 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
     assert f"### {views.plain(sentence)}" in [m.value for m in history.markdown]
     assert "faster than" in sentence
     # The runs differ in more than their device, and the page says so.
-    assert any("besides the device" in c.value.lower() and "train_subset 1000 vs 200" in c.value for c in history.caption)
+    assert any(
+        "besides the device" in c.value.lower() and "train_subset 1000 vs 200" in c.value for c in history.caption
+    )
     assert not at.exception
 
     # The same file again: nothing added, and the page says it is already there.
