@@ -54,7 +54,9 @@ def snapshot(s: JobStatus) -> RunResult:
 def doing(job: JobStatus) -> str:
     """'training softmax on CPU, epoch 3 of 10'."""
     if not isinstance(job.config, TrainConfig):
-        return f"running a {type(job.config).__name__}"
+        # A sweep: 'sweeping mlp on CPU,GPU, point 2 of 10'.
+        devices = ",".join(d.upper() for d in getattr(job.config, "devices", ()))
+        return f"sweeping {job.config.model} on {devices}, {job.unit} {min(job.epochs_done + 1, job.epochs_total or 1)} of {job.epochs_total}"
     total = job.epochs_total or 1
     return f"training {job.config.model} on {job.config.device.upper()}, epoch {min(job.epochs_done + 1, total)} of {total}"
 

@@ -91,3 +91,22 @@ def test_a_first_download_shows_its_progress(monkeypatch, tmp_path):
     assert live.download_line([starting("synthetic")]) is None
     if data.availability("fashion_mnist").available:  # read in place from Debian's package
         assert live.download_line([starting("fashion_mnist")]) is None
+
+
+def test_a_sweep_in_the_queue_says_what_it_is_doing():
+    from core.sweep_config import SweepConfig
+
+    config = SweepConfig(model="mlp", batch_sizes=(16, 64, 256))
+    status = JobStatus(
+        run_id="s1",
+        state="running",
+        position=None,
+        epochs_done=1,
+        epochs_total=config.progress_total,
+        epochs=(),
+        result=None,
+        error=None,
+        config=config,
+        unit=SweepConfig.progress_unit,
+    )
+    assert live.doing(status) == "sweeping mlp on CPU, point 2 of 3"
