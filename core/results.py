@@ -5,9 +5,17 @@ from __future__ import annotations
 import json
 import statistics
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 SCHEMA_VERSION = 1
+
+
+def utc_now() -> str:
+    """The timestamp format of every result and history row: ISO 8601, UTC, milliseconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
 STATUSES = ("running", "completed", "cancelled", "failed", "interrupted")
 
 

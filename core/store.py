@@ -16,7 +16,6 @@ import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, fields
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from core.importer import (
     read_result_file,
     read_run_file,
 )
-from core.results import EpochMetrics, RunResult
+from core.results import EpochMetrics, RunResult, utc_now
 from core.sweep_history import SweepHistory
 from core.sweep_results import SweepResult
 
@@ -86,10 +85,6 @@ def default_db_path() -> Path:
 def new_run_id() -> str:
     """A fresh run id: 12 hex digits."""
     return uuid.uuid4().hex[:12]
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def _process_token(pid: int) -> str | None:
@@ -231,8 +226,8 @@ class Store(SweepHistory):
                     RunResult.schema_version,
                     json.dumps(config_dict),
                     json.dumps({"requested": config_dict.get("device")}),
-                    started_at or _now(),
-                    _now(),
+                    started_at or utc_now(),
+                    utc_now(),
                     socket.gethostname(),
                     pid,
                     _process_token(pid),
@@ -261,7 +256,7 @@ class Store(SweepHistory):
             db.execute(
                 "UPDATE runs SET status = ?, error = ?, finished_at = ?, owner_host = NULL, owner_pid = NULL,"
                 " owner_token = NULL WHERE run_id = ?",
-                (status, error, _now(), run_id),
+                (status, error, utc_now(), run_id),
             )
 
     def _upsert(self, db: sqlite3.Connection, result: RunResult, origin: str) -> None:
@@ -284,7 +279,7 @@ class Store(SweepHistory):
                 result.started_at,
                 result.finished_at,
                 origin,
-                _now(),
+                utc_now(),
             ),
         )
 
@@ -439,7 +434,7 @@ class Store(SweepHistory):
                 finished,
                 error,
                 origin,
-                _now(),
+                utc_now(),
             ),
         ).rowcount
 

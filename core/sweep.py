@@ -20,7 +20,6 @@ import math
 import statistics
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -29,6 +28,7 @@ from core import data as datasets
 from core import devices, models
 from core import peak as peaks
 from core.config import ConfigError
+from core.results import utc_now
 from core.sweep_config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
 from core.sweep_results import (
     SWEEP_SCHEMA_VERSION,
@@ -39,6 +39,9 @@ from core.sweep_results import (
     points_frame,
 )
 from core.tf_setup import tf
+
+# Training's call size, stop check and cancellation: a point in progress is discarded like an epoch.
+from core.training import TARGET_CALL_SECONDS, Cancelled, StopCheck
 
 __all__ = [
     "DEFAULT_BATCH_SIZES",
@@ -54,7 +57,6 @@ __all__ = [
 ]
 
 # Timing targets, in seconds of device work.
-TARGET_CALL_SECONDS = 0.2  # one tf.function call: Stop is honoured between calls
 WARMUP_STEPS, WARMUP_SECONDS = 3, 0.3
 REPEAT_SECONDS = 0.5  # one timed repeat when steps is auto
 # Synthetic samples kept on the device; batches draw from them with replacement, so any batch
@@ -67,15 +69,6 @@ INDEX_BUDGET = 2**21
 LEARNING_RATE = 0.01
 
 PointCallback = Callable[[SweepPoint, SweepResult], None]
-StopCheck = Callable[[], bool]
-
-
-class Cancelled(Exception):
-    """should_stop() said stop; the point in progress is discarded."""
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 class _Steps:
@@ -193,7 +186,7 @@ def run_sweep(
 ) -> SweepResult:
     """Measure every device at every batch size; never raises (a failure is result.status == 'failed')."""
     stop: StopCheck = should_stop or (lambda: False)
-    result = SweepResult(config=config.to_dict(), started_at=_now(), run_id=run_id)
+    result = SweepResult(config=config.to_dict(), started_at=utc_now(), run_id=run_id)
     try:
         t = tf()
         result.host = devices.host_info().to_dict()
@@ -240,5 +233,5 @@ def run_sweep(
     except Exception as err:  # noqa: BLE001 - a failed sweep is a result, not a crash of the caller
         result.status = "failed"
         result.error = _error_text(err)
-    result.finished_at = _now()
+    result.finished_at = utc_now()
     return result

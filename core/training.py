@@ -5,14 +5,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 
 import numpy as np
 
 from core import data as datasets
 from core import devices, flops, models, peak
 from core.config import TrainConfig
-from core.results import EpochMetrics, RunResult
+from core.results import EpochMetrics, RunResult, utc_now
 from core.tf_setup import tf
 
 # In fast mode one call runs many optimizer steps (a loop inside one tf.function),
@@ -27,10 +26,6 @@ StopCheck = Callable[[], bool]
 
 class Cancelled(Exception):
     """should_stop() said stop; the epoch in progress is discarded."""
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def _make_optimizer(config: TrainConfig):
@@ -236,7 +231,7 @@ def train(
     """Train a fresh model on config.device; never raises for a training failure."""
     stop: StopCheck = should_stop or (lambda: False)
     result = RunResult(
-        config=config.to_dict(), host={}, device={"requested": config.device}, started_at=_now(), run_id=run_id
+        config=config.to_dict(), host={}, device={"requested": config.device}, started_at=utc_now(), run_id=run_id
     )
     try:
         t = tf()
@@ -288,5 +283,5 @@ def train(
     except Exception as err:  # noqa: BLE001 - a failed run is a result, not a crash of the caller
         result.status = "failed"
         result.error = _error_text(err, config)
-    result.finished_at = _now()
+    result.finished_at = utc_now()
     return result
