@@ -165,6 +165,10 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     viewer, viewer_errors = open_page(browser, server)
     expect(status(viewer)).to_contain_text("Already running on this server: CPU (plain fit): epoch")
     viewer.get_by_role("button", name="Quick demo").click()
+    # The viewer's script keeps watching the presenter's run, so it never idles: wait for the
+    # preset to show instead, or a quick Run click can be merged into the preset's rerun and lost.
+    expect(viewer.get_by_role("radio", name="Fast vs plain model.fit, on the CPU")).to_be_checked(timeout=10_000)
+    expect(viewer.get_by_role("spinbutton", name="Epochs")).to_have_value("3", timeout=10_000)
     viewer.locator(".st-key-run button").click()
     expect(status(viewer)).to_contain_text("Waiting: another session is training softmax on CPU, epoch", timeout=10_000)
 
