@@ -21,7 +21,7 @@ import numpy as np
 from core.config import ConfigError, TrainConfig
 from core.json_limits import MAX_FILE_BYTES as MAX_FILE_BYTES  # re-exported: the limit callers quote
 from core.json_limits import RunFileError as RunFileError
-from core.json_limits import check_values, parse_bytes, read_limited, show
+from core.json_limits import check_keys, check_values, parse_bytes, read_limited, show
 from core.results import SCHEMA_VERSION, EpochMetrics, RunResult
 from core.sweep_results import SWEEP_KIND, SweepFileError, SweepResult
 
@@ -98,21 +98,12 @@ def _object(path: str, value: Any) -> dict:
     return value
 
 
-def _known_keys(path: str, value: dict, allowed: set[str], required: set[str]) -> None:
-    missing = sorted(required - set(value))
-    if missing:
-        raise RunFileError(f"{path} is missing the field {missing[0]!r}.")
-    unknown = sorted(set(value) - allowed)
-    if unknown:
-        raise RunFileError(f"{path} has an unknown field {show(unknown[0])}.")
-
-
 def _epoch(i: int, value: Any) -> EpochMetrics:
     path = f"epochs[{i}]"
     item = _object(path, value)
     names = {f.name for f in fields(EpochMetrics)}
     required = {f.name for f in fields(EpochMetrics) if f.name not in _EPOCH_OPTIONAL}
-    _known_keys(path, item, names, required)
+    check_keys(path, item, names, required)
     number = item["epoch"]
     if isinstance(number, bool) or number != i + 1 or not isinstance(number, int):
         raise RunFileError(
@@ -125,7 +116,7 @@ def _epoch(i: int, value: Any) -> EpochMetrics:
 def _config(value: Any) -> TrainConfig:
     item = _object("config", value)
     names = {f.name for f in fields(TrainConfig)}
-    _known_keys("config", item, names, names)
+    check_keys("config", item, names, names)
     for name, setting in item.items():
         if isinstance(setting, (list, dict)) or (isinstance(setting, str) and len(setting) > 100):
             raise RunFileError(f"config.{name} must be a single short value, not {show(setting)}.")
@@ -169,7 +160,7 @@ def validate_run(data: Any) -> RunResult:
     whole = type(version) is int  # not bool, not 1.0
     if whole and SCHEMA_VERSION < version < 10**6:
         raise RunFileError(f"schema_version {version} is newer than this app reads ({SCHEMA_VERSION}); update the app.")
-    _known_keys("The file", top, _TOP_ALLOWED, _TOP_REQUIRED)
+    check_keys("The file", top, _TOP_ALLOWED, _TOP_REQUIRED)
     if not whole or version != SCHEMA_VERSION:
         raise RunFileError(f"schema_version must be {SCHEMA_VERSION}, not {show(version)}.")
     check_values(top)

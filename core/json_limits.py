@@ -74,6 +74,18 @@ def show_key(name: str) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def check_keys(
+    path: str, value: dict, allowed: set[str], required: set[str], error: type[Exception] = RunFileError
+) -> None:
+    """Raise `error` naming the first missing or unknown field of the object at `path`."""
+    missing = sorted(required - set(value))
+    if missing:
+        raise error(f"{path} is missing the field {missing[0]!r}.")
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise error(f"{path} has an unknown field {show(unknown[0])}.")
+
+
 def check_values(value: Any) -> None:
     """Every number finite, every string real Unicode of sane length, every container of sane size."""
     stack = [(value, "")]

@@ -12,7 +12,7 @@ from dataclasses import fields
 from typing import Any
 
 from core.config import MAX_BATCH
-from core.json_limits import show, show_key
+from core.json_limits import check_keys, show, show_key
 from core.sweep_config import MAX_BATCH_SIZES, MAX_DEVICES, MAX_REPEATS, MAX_STEPS, SWEEP_KIND, SweepConfig
 from core.sweep_results import STATUSES, SWEEP_SCHEMA_VERSION, SweepFileError, SweepPoint, SweepResult
 
@@ -26,12 +26,7 @@ def check_sweep(data: Any) -> SweepResult:
         raise SweepFileError(
             f"This sweep file has schema_version {show(version)}; this version reads {SWEEP_SCHEMA_VERSION}."
         )
-    missing = sorted(_TOP_REQUIRED - set(data))
-    if missing:
-        raise SweepFileError(f"The file is missing the field {missing[0]!r}.")
-    unknown = sorted(set(data) - _TOP_FIELDS)
-    if unknown:
-        raise SweepFileError(f"The file has an unknown field {show(unknown[0])}.")
+    check_keys("The file", data, _TOP_FIELDS, _TOP_REQUIRED, SweepFileError)
     if data["status"] not in STATUSES:
         raise SweepFileError(f"status must be one of {', '.join(STATUSES)}, not {show(data['status'])}.")
     config = _config(data["config"])
