@@ -13,8 +13,7 @@ import time
 
 import streamlit as st
 
-from core import charts, live, models, probe, snippet, views
-from core import data as datasets
+from core import probe, snippet
 from core.config import (
     MAX_BATCH,
     MAX_EPOCHS,
@@ -25,14 +24,17 @@ from core.config import (
     ConfigError,
     TrainConfig,
 )
-from core.devices import GPU_ADVICE
-from core.history import HistoryRow, result_csv
-from core.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
+from core.engine import data as datasets
+from core.engine import models
+from core.engine.devices import GPU_ADVICE
+from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
+from core.history.rows import HistoryRow, result_csv
+from core.history.store import Store, StoreError, get_store
 from core.results import RunResult, speedup_sentence
 from core.runner import JobStatus, get_runner
-from core.store import Store, StoreError, get_store
 from core.sweep_config import DEFAULT_BATCH_SIZES, MAX_REPEATS, MAX_STEPS, SweepConfig
 from core.sweep_results import SweepPoint, SweepResult, crossover_sentence, points_frame
+from ui import charts, live, views
 
 POLL_S = 0.3  # how often a running page looks at the runner: Stop is honoured within about this
 

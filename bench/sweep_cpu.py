@@ -1,7 +1,7 @@
 """Benchmark: training throughput, GFLOP/s and share of the matmul peak across batch sizes on this CPU.
 
 The tutorial's softmax regression and the MLP (at two widths, to show how model size moves
-the answer), each swept over batch sizes with core.sweep: a fresh model per point, a warm-up,
+the answer), each swept over batch sizes with core.engine.sweep: a fresh model per point, a warm-up,
 then the median (and range) of timed repeats of about 0.5 s each, on synthetic data already on
 the device. Utilisation = achieved training GFLOP/s / the CPU's float32 matmul peak, measured
 once before the sweeps (and again after, to show drift). On a shared machine every figure moves
@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core import peak  # noqa: E402
-from core.sweep import DEFAULT_BATCH_SIZES, SweepConfig, run_sweep  # noqa: E402
+from core.engine import peak  # noqa: E402
+from core.engine.sweep import DEFAULT_BATCH_SIZES, SweepConfig, run_sweep  # noqa: E402
 
 MODELS = (("softmax", 128), ("mlp", 128), ("mlp", 1024))
 

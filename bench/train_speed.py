@@ -19,10 +19,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core import data, devices, models  # noqa: E402
 from core.config import TrainConfig  # noqa: E402
-from core.tf_setup import tf  # noqa: E402
-from core.training import train  # noqa: E402
+from core.engine import (
+    data,
+    devices,
+    models,  # noqa: E402
+)
+from core.engine.tf_setup import tf  # noqa: E402
+from core.engine.training import train  # noqa: E402
 
 
 def plain_keras(config: TrainConfig, tf_device: str):

@@ -1,4 +1,4 @@
 """The engine behind the dashboard: configs, devices, data, models, training, results.
 
-Never imports streamlit; TensorFlow is imported on first use (core.tf_setup.tf()).
+Never imports streamlit; TensorFlow is imported on first use (core.engine.tf_setup.tf()).
 """

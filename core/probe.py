@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import ConfigError, TrainConfig
-from core.devices import GPU_ADVICE
+from core.engine.devices import GPU_ADVICE
 
 ROOT = Path(__file__).resolve().parents[1]
 # A cold first import of TensorFlow (and CUDA probing) can take a minute on a slow disk.

@@ -27,7 +27,7 @@ def register_kind(config_type: type, run: Callable[..., Any]) -> None:
 
 
 def _train(config, on_epoch, should_stop, run_id):
-    from core.training import train
+    from core.engine.training import train
 
     return train(config, on_epoch=on_epoch, should_stop=should_stop, run_id=run_id)
 
@@ -228,7 +228,7 @@ def get_runner() -> Runner:
     global _default
     with _default_lock:
         if _default is None:
-            from core.store import attach, get_store
+            from core.history.store import attach, get_store
 
             get_store()  # an unwritable history fails here, as a StoreError sentence, not silently mid-run
             runner = Runner()
@@ -244,7 +244,7 @@ def _register_training() -> None:
 
 
 def _register_sweep() -> None:
-    from core.sweep import SweepConfig, run_sweep
+    from core.engine.sweep import SweepConfig, run_sweep
 
     register_kind(SweepConfig, run_sweep)
 

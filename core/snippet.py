@@ -20,7 +20,7 @@ _LOADERS = {
     ],
     "synthetic": [
         "# Synthetic images come from this project's generator (run from the repository root).",
-        "from core.data import load",
+        "from core.engine.data import load",
         "",
         "d = load('synthetic', {subset}, seed={seed})",
         "(x_train, y_train), (x_test, y_test) = (d.x_train, d.y_train), (d.x_test, d.y_test)",

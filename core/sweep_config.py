@@ -57,7 +57,7 @@ class SweepConfig:
     devices: tuple[str, ...] = ("cpu",)
     model: str = "softmax"
     batch_sizes: tuple[int, ...] = DEFAULT_BATCH_SIZES
-    steps: int | None = None  # timed optimizer steps per repeat; None = auto (core.sweep.REPEAT_SECONDS)
+    steps: int | None = None  # timed optimizer steps per repeat; None = auto (core.engine.sweep.REPEAT_SECONDS)
     repeats: int = 3
     hidden_units: int = 128  # MLP width: the model-size control
     dataset: str = "synthetic"

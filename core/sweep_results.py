@@ -109,7 +109,7 @@ class SweepResult:
     @classmethod
     def from_dict(cls, data: Any) -> SweepResult:
         """Rebuild from to_dict() output, checking every field; raises SweepFileError (or ConfigError) in one sentence."""
-        from core.sweep_checks import check_sweep  # it builds SweepResults: imported here, not at load
+        from core.history.sweep_checks import check_sweep  # it builds SweepResults: imported here, not at load
 
         return check_sweep(data)
 

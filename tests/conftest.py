@@ -25,7 +25,7 @@ def require(condition: bool, what: str) -> None:
 @pytest.fixture(scope="session")
 def fashion_mnist():
     """The real Fashion-MNIST, from Debian's dataset-fashion-mnist or Keras' cache."""
-    from core import data
+    from core.engine import data
 
     require(data.availability("fashion_mnist").available, "Fashion-MNIST (apt-get install dataset-fashion-mnist)")
     return data.load("fashion_mnist")

@@ -14,12 +14,14 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import data, live, probe, views
+from core import probe
 from core.config import ConfigError, TrainConfig
-from core.devices import GPU_ADVICE
+from core.engine import data
+from core.engine.devices import GPU_ADVICE
 from core.results import speedup_sentence
 from core.runner import get_runner
 from tests.conftest import ROOT, require
+from ui import live, views
 
 APP = str(ROOT / "streamlit_app.py")
 # The hardware check imports TensorFlow in a subprocess: seconds, more on a busy machine.

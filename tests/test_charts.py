@@ -1,13 +1,13 @@
-"""core.charts: per-epoch tables in, Vega-Lite specs out (epoch on x, one series per run)."""
+"""ui.charts: per-epoch tables in, Vega-Lite specs out (epoch on x, one series per run)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from core import charts
 from core.config import TrainConfig
 from core.results import EpochMetrics, RunResult
+from ui import charts
 
 
 def run(device: str, seconds: list[float], accuracy: list[float]) -> RunResult:

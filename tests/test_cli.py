@@ -47,7 +47,7 @@ def test_train_prints_epochs_and_summary_and_writes_json(tmp_path):
 
 
 def test_missing_gpu_is_a_sentence_not_a_traceback(tmp_path):
-    from core import devices
+    from core.engine import devices
 
     out = tmp_path / "run.json"
     proc = run_cli("train", *TINY, "--device", "gpu", "--epochs", "1", "--json", str(out))

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from core import data
+from core.engine import data
 from tests.conftest import run_cli
 
 

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from core import devices
 from core.config import TrainConfig
-from core.training import train
+from core.engine import devices
+from core.engine.training import train
 from tests.conftest import run_cli
 
 

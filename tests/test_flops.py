@@ -2,8 +2,8 @@
 
 import pytest
 
-from core import flops, models, peak
-from core.tf_setup import tf
+from core.engine import flops, models, peak
+from core.engine.tf_setup import tf
 
 # Hand arithmetic, per sample. A multiply-add is 2 FLOPs, a bias add 1 FLOP per output element.
 # Backward = weight gradient (same matmul/conv again, plus the bias-gradient sum) and input
@@ -127,7 +127,7 @@ def test_peak_is_measured_once_and_is_plausible():
 
 def test_training_reports_achieved_gflops_and_the_devices_peak():
     from core.config import TrainConfig
-    from core.training import train
+    from core.engine.training import train
 
     result = train(TrainConfig(dataset="synthetic", train_subset=600, batch_size=50, epochs=2, model="mlp"))
     assert result.status == "completed", result.error

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from core.cli import main
 from core.config import DATASETS
-from core.importer import EPOCH_RULES, IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError, parse_run_file
+from core.history.importer import EPOCH_RULES, IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError, parse_run_file
+from core.history.store import Store
 from core.results import EpochMetrics
-from core.store import Store
 from tests.conftest import ROOT
 from tests.sample_runs import make_result
 

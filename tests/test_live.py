@@ -1,4 +1,4 @@
-"""core.live: run groups, snapshots and the status sentences a page shows, on a real runner."""
+"""ui.live: run groups, snapshots and the status sentences a page shows, on a real runner."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import time
 
 import pytest
 
-from core import data, live
 from core.config import TrainConfig
+from core.engine import data
 from core.runner import JobStatus, Runner
+from ui import live
 
 # Synthetic data: always available, and small enough to train in a second.
 SHORT = TrainConfig(dataset="synthetic", train_subset=200, batch_size=50, epochs=2)

@@ -8,7 +8,7 @@ import pytest
 
 from core import probe
 from core.config import ConfigError
-from core.devices import GPU_ADVICE
+from core.engine.devices import GPU_ADVICE
 
 NO_GPU = probe.Probe(probe.READY, host={"gpus": []})
 TWO_GPUS = probe.Probe(

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.config import TrainConfig
+from core.history.store import Store, attach
 from core.runner import Runner, register_kind
-from core.store import Store, attach
 from tests.conftest import ROOT
 
 QUICK = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=50, epochs=2)

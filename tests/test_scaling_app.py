@@ -1,6 +1,6 @@
 """The Scaling tab: a tiny CPU sweep through the runner, its chart and table; the GPU guard; an imported sweep.
 
-Plus the tab's pure parts (core.charts.throughput_chart, core.views) on hand-made points.
+Plus the tab's pure parts (ui.charts.throughput_chart, ui.views) on hand-made points.
 """
 
 from __future__ import annotations
@@ -10,15 +10,16 @@ import uuid
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import charts, probe, views
+from core import probe
 from core.config import TrainConfig
+from core.history.store import get_store
 from core.runner import JobStatus, get_runner
-from core.store import get_store
 from core.sweep_config import SweepConfig
 from core.sweep_results import SweepPoint, SweepResult, crossover_sentence, points_frame
 from tests.conftest import ROOT
 from tests.sample_runs import SERVER_HOST
 from tests.test_app import PROBE_WAIT_S, chart_specs, tab
+from ui import charts, views
 
 APP = str(ROOT / "streamlit_app.py")
 

@@ -12,10 +12,10 @@ from dataclasses import replace
 
 import pytest
 
-from core import store as store_mod
 from core.cli import main
 from core.config import TrainConfig
-from core.store import MIGRATIONS, Store, StoreError, default_db_path
+from core.history import store as store_mod
+from core.history.store import MIGRATIONS, Store, StoreError, default_db_path
 from tests.conftest import ROOT
 from tests.sample_runs import make_epochs, make_result
 
@@ -115,7 +115,7 @@ def _begin_in_child(path, run_id: str, epochs: int) -> int:
     """A separate process begins a run, writes `epochs` epochs and dies without finishing it."""
     code = (
         "import os, sys\n"
-        "from core.store import Store\nfrom core.config import TrainConfig\nfrom tests.sample_runs import make_epochs\n"
+        "from core.history.store import Store\nfrom core.config import TrainConfig\nfrom tests.sample_runs import make_epochs\n"
         f"s = Store({str(path)!r})\n"
         f"s.begin({run_id!r}, TrainConfig(dataset='synthetic', train_subset=1000, epochs=5, batch_size=50))\n"
         f"for m in make_epochs({epochs}):\n    s.add_epoch({run_id!r}, m)\n"
@@ -225,7 +225,7 @@ def test_reading_the_history_needs_neither_tensorflow_nor_streamlit(tmp_path):
     code = (
         "import sys\nfrom core.cli import main\n"
         f"assert main(['history', '--db', {str(tmp_path / 'x.db')!r}]) == 0\n"
-        "import core.store, core.importer\n"
+        "import core.history.store, core.history.importer\n"
         "assert 'tensorflow' not in sys.modules and 'streamlit' not in sys.modules, 'heavy import'\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)

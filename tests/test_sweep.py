@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from core import models, peak
 from core.cli import main
 from core.config import ConfigError
+from core.engine import models, peak
+from core.engine.sweep import SweepConfig, SweepFileError, SweepPoint, SweepResult, crossover_sentence, run_sweep
 from core.runner import Runner
-from core.sweep import SweepConfig, SweepFileError, SweepPoint, SweepResult, crossover_sentence, run_sweep
 from tests.conftest import ROOT, run_cli
 
 QUICK = dict(model="softmax", batch_sizes=(16, 256), steps=30, repeats=3)
@@ -50,7 +50,7 @@ def test_bad_settings_name_the_field(kwargs, field, says):
 
 def test_importing_the_sweep_api_loads_neither_tensorflow_nor_pandas():
     # The dashboard builds a SweepConfig on its first render, where TensorFlow must not load.
-    code = "import sys, core.sweep, core.runner; print(sorted({'tensorflow', 'pandas'} & set(sys.modules)))"
+    code = "import sys, core.engine.sweep, core.runner; print(sorted({'tensorflow', 'pandas'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -158,7 +158,7 @@ def test_a_bad_sweep_file_is_refused_in_one_sentence(cpu_sweep, change, says):
 
 
 def test_a_missing_gpu_fails_before_anything_is_timed():
-    from core import devices
+    from core.engine import devices
 
     if devices.gpu_count():
         pytest.skip("this machine has a GPU; the refusal is for machines without one")  # never true in CI
@@ -224,7 +224,7 @@ def test_cli_sweep_prints_a_table_and_writes_a_valid_json_file(tmp_path):
     ],
 )
 def test_cli_refusals_are_one_sentence(args, code, says, capsys):
-    from core import devices
+    from core.engine import devices
 
     if "gpu" in args and devices.gpu_count():
         pytest.skip("this machine has a GPU")  # never true in CI

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from core.cli import main
 from core.config import DATASETS, MODELS
-from core.importer import IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError
+from core.engine.sweep import SweepConfig, SweepPoint, SweepResult, crossover_sentence
+from core.history.importer import IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError
+from core.history.store import Store, StoreError, attach
 from core.runner import Runner
-from core.store import Store, StoreError, attach
-from core.sweep import SweepConfig, SweepPoint, SweepResult, crossover_sentence
 from tests.sample_runs import SERVER_HOST, make_result
 
 TINY = SweepConfig(model="softmax", batch_sizes=(16, 64), steps=5, repeats=2)

@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from core import models
 from core.config import TrainConfig
+from core.engine import models
+from core.engine.training import train
 from core.results import RunResult
-from core.training import train
 
 TINY = dict(dataset="synthetic", train_subset=600, batch_size=50, seed=3)
 

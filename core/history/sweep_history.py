@@ -1,7 +1,7 @@
 """Sweeps in the run history: listed, read, imported and exported.
 
 A sweep is stored whole, as its file's JSON (SweepResult.to_dict()), in a runs row of kind "sweep";
-core.store.Store inherits these methods, so the dashboard calls store.sweeps(), store.get_sweep(id).
+core.history.store.Store inherits these methods, so the dashboard calls store.sweeps(), store.get_sweep(id).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 
 from core.config import ConfigError
-from core.history import SweepRow, sweep_row
-from core.importer import ImportOutcome, RunFileError, content_id
+from core.history.importer import ImportOutcome, RunFileError, content_id
+from core.history.rows import SweepRow, sweep_row
 from core.sweep_results import SWEEP_KIND, SweepFileError, SweepResult
 
 
@@ -43,7 +43,7 @@ class SweepHistory:
         try:
             return _sweep(run_id, rows[0][0])
         except SweepFileError as err:
-            from core.store import StoreError  # core.store imports this module, so not at load
+            from core.history.store import StoreError  # core.history.store imports this module, so not at load
 
             raise StoreError(f"The run history {self.path} holds sweep {run_id}, which it cannot read: {err}") from None
 

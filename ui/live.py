@@ -9,8 +9,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from core import data as datasets
 from core.config import TrainConfig
+from core.engine import data as datasets
 from core.results import RunResult
 from core.runner import JobStatus, Runner
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from core import probe
 from core.config import ConfigError, TrainConfig
-from core.history import HistoryRow, SweepRow
+from core.history.rows import HistoryRow, SweepRow
 from core.results import RunResult
 from core.runner import JobStatus
 from core.sweep_config import SweepConfig

@@ -13,7 +13,7 @@ from core.cli import EXIT_OK, _db_flag, command, fail
 # -- history, export, import ---------------------------------------------------------
 def _existing_store(args: argparse.Namespace):
     """The history named by --db, or None where there is no such file yet (reading creates nothing)."""
-    from core.store import Store, default_db_path
+    from core.history.store import Store, default_db_path
 
     path = args.db or default_db_path()
     return Store(path) if os.path.exists(path) else None
@@ -68,7 +68,7 @@ def format_sweeps(rows) -> str:
 
 def cmd_history(args: argparse.Namespace) -> int:
     """List recorded runs, then sweeps, newest first."""
-    from core.store import StoreError
+    from core.history.store import StoreError
 
     try:
         store = _existing_store(args)
@@ -87,7 +87,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Print one run or sweep as JSON (the train/sweep --json format), or its epochs or points as CSV."""
-    from core.store import StoreError
+    from core.history.store import StoreError
 
     try:
         store = _existing_store(args)
@@ -104,8 +104,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Add a run or sweep file (from train/sweep --json or export, e.g. a GPU server's) to the history."""
-    from core.importer import RunFileError
-    from core.store import Store, StoreError
+    from core.history.importer import RunFileError
+    from core.history.store import Store, StoreError
 
     try:
         outcome = Store(args.db).import_result_file(args.file)

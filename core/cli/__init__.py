@@ -30,7 +30,7 @@ def fail(message: str, code: int = EXIT_FAILED) -> int:
 # -- devices -----------------------------------------------------------------
 def cmd_devices(args: argparse.Namespace) -> int:
     """List the CPU, GPUs and the TensorFlow/CUDA build."""
-    from core import devices
+    from core.engine import devices
 
     info = devices.host_info()
     if args.json:
@@ -132,8 +132,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         config = config_from_args(args)
     except ConfigError as err:
         return fail(str(err), EXIT_USAGE)
-    from core.store import Store, StoreError, new_run_id
-    from core.training import train
+    from core.engine.training import train
+    from core.history.store import Store, StoreError, new_run_id
 
     run_id = new_run_id()
     try:
@@ -199,7 +199,8 @@ command("train", "train one model on one device", _train_flags)(cmd_train)
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every registered subcommand."""
     # Importing these modules registers their subcommands.
-    from core import cli_history, cli_sweep  # noqa: F401
+    from core.cli import history as cli_history  # noqa: F401
+    from core.cli import sweep as cli_sweep  # noqa: F401
 
     parser = OneLineParser(prog="python -m core", description="Train TensorFlow models and compare devices.")
     subs = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)

@@ -10,7 +10,7 @@ from core.config import DATASETS, MODELS, ConfigError
 
 # -- sweep -------------------------------------------------------------------
 def _sweep_flags(p: argparse.ArgumentParser) -> None:
-    from core.sweep import DEFAULT_BATCH_SIZES, SweepConfig
+    from core.engine.sweep import DEFAULT_BATCH_SIZES, SweepConfig
 
     d = SweepConfig()
     p.add_argument("--devices", default=",".join(d.devices), help="comma-separated, e.g. cpu,gpu")
@@ -44,7 +44,7 @@ SWEEP_HEADER = (
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Time training at each batch size on each device, print a table and the crossover."""
-    from core.sweep import SweepConfig, run_sweep
+    from core.engine.sweep import SweepConfig, run_sweep
 
     try:
         config = SweepConfig(
@@ -59,7 +59,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     except ConfigError as err:
         return fail(str(err), EXIT_USAGE)
-    from core.store import Store, StoreError, new_run_id
+    from core.history.store import Store, StoreError, new_run_id
 
     run_id = new_run_id()
     try:

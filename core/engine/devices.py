@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 from core.config import normalize_device
-from core.tf_setup import tf
+from core.engine.tf_setup import tf
 
 GPU_ADVICE = (
     'To train on a GPU, install the CUDA build with pip install "tensorflow[and-cuda]" on a Linux '

@@ -12,7 +12,7 @@ from dataclasses import fields
 from typing import Any
 
 from core.config import MAX_BATCH
-from core.json_limits import check_keys, show, show_key
+from core.history.limits import check_keys, show, show_key
 from core.sweep_config import MAX_BATCH_SIZES, MAX_DEVICES, MAX_REPEATS, MAX_STEPS, SWEEP_KIND, SweepConfig
 from core.sweep_results import STATUSES, SWEEP_SCHEMA_VERSION, SweepFileError, SweepPoint, SweepResult
 

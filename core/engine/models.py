@@ -77,9 +77,9 @@ def build(name: str, hidden_units: int = 128):
 
 @lru_cache(maxsize=64)
 def flops_per_sample(name: str, hidden_units: int = 128):
-    """Training FLOPs per sample (forward and backward) as core.flops.ModelFlops, counted from the layers."""
-    from core import flops
-    from core.tf_setup import tf
+    """Training FLOPs per sample (forward and backward) as core.engine.flops.ModelFlops, counted from the layers."""
+    from core.engine import flops
+    from core.engine.tf_setup import tf
 
     # A throwaway copy on the CPU: counting needs the layers' shapes, not a GPU's memory.
     with tf().device("/CPU:0"):

@@ -19,8 +19,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-from core.history import HistoryRow, history_row, result_csv
-from core.importer import (
+from core.history.importer import (
     ImportOutcome,
     RunFileError,
     content_id,
@@ -29,8 +28,9 @@ from core.importer import (
     read_result_file,
     read_run_file,
 )
+from core.history.rows import HistoryRow, history_row, result_csv
+from core.history.sweep_history import SweepHistory
 from core.results import EpochMetrics, RunResult, utc_now
-from core.sweep_history import SweepHistory
 from core.sweep_results import SweepResult
 
 DB_ENV = "TFDASH_DB"

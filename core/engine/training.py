@@ -8,11 +8,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from core import data as datasets
-from core import devices, flops, models, peak
 from core.config import TrainConfig
+from core.engine import data as datasets
+from core.engine import devices, flops, models, peak
+from core.engine.tf_setup import tf
 from core.results import EpochMetrics, RunResult, utc_now
-from core.tf_setup import tf
 
 # In fast mode one call runs many optimizer steps (a loop inside one tf.function),
 # sized so that a call lasts about this long: short enough to honour Stop within a
@@ -42,7 +42,7 @@ def _use_xla(tf_device: str) -> bool:
 
 
 def build_train_chunk(model, optimizer, x, y, batch: int, jit: bool):
-    """The fast training step, shared with core.sweep: train_chunk(perm, start, count) -> (loss sum, hits).
+    """The fast training step, shared with core.engine.sweep: train_chunk(perm, start, count) -> (loss sum, hits).
 
     One call runs `count` optimizer steps; step i trains on the rows of x, y listed in
     perm[(start + i) * batch : (start + i + 1) * batch]. x, y should already be on the device.

@@ -13,7 +13,7 @@ The convention, exactly (the tests work it by hand for every model):
   So backward is about 2x forward for every weighted layer except the first, where it is 1x.
 - Not counted: activations (ReLU, softmax), pooling, reshapes, the loss and the optimizer update.
   They are element-wise and memory-bound, a few percent of the total here, and the device's
-  peak (core.peak) is a matmul figure, so achieved / peak compares like with like.
+  peak (core.engine.peak) is a matmul figure, so achieved / peak compares like with like.
 
 Per training sample that gives: softmax 31,380 (forward 15,690); mlp with 128 hidden units
 409,364; cnn 14,315,156 (tests/test_flops.py works each by hand).
@@ -121,7 +121,7 @@ def count(model) -> ModelFlops:
         counter = COUNTERS.get(kind)
         if counter is None:
             raise UncountedLayerError(
-                f"No FLOP counter for layer type {kind} ({layer.name}); add one to core.flops.COUNTERS."
+                f"No FLOP counter for layer type {kind} ({layer.name}); add one to core.engine.flops.COUNTERS."
             )
         shape_out = tuple(layer.compute_output_shape(shape))
         macs, biased = counter(layer, _sample_shape(shape), _sample_shape(shape_out))

@@ -74,7 +74,7 @@ def epochs_csv(result: RunResult) -> str:
 
 
 # -- sweeps ------------------------------------------------------------------------------------
-WIDTH_MODELS = ("mlp",)  # models whose size hidden_units sets (core.models); the others ignore it
+WIDTH_MODELS = ("mlp",)  # models whose size hidden_units sets (core.engine.models); the others ignore it
 
 
 @dataclass(frozen=True)

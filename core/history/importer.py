@@ -1,7 +1,7 @@
 """Checking a run file (or a sweep's) from another machine before it goes near the history.
 
 Every problem raises RunFileError with one sentence naming it; nothing is stored until a
-file has passed every check: core.json_limits' limits (size, encoding, depth, numbers, strings)
+file has passed every check: core.history.limits' limits (size, encoding, depth, numbers, strings)
 first, then the fields of its kind. FILE_KINDS maps a file's "kind" to its checker.
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from core.config import ConfigError, TrainConfig
-from core.json_limits import MAX_FILE_BYTES as MAX_FILE_BYTES  # re-exported: the limit callers quote
-from core.json_limits import RunFileError as RunFileError
-from core.json_limits import check_keys, check_values, parse_bytes, read_limited, show
+from core.history.limits import MAX_FILE_BYTES as MAX_FILE_BYTES  # re-exported: the limit callers quote
+from core.history.limits import RunFileError as RunFileError
+from core.history.limits import check_keys, check_values, parse_bytes, read_limited, show
 from core.results import SCHEMA_VERSION, EpochMetrics, RunResult
 from core.sweep_results import SWEEP_KIND, SweepFileError, SweepResult
 

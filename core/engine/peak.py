@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 
-from core.tf_setup import tf
+from core.engine.tf_setup import tf
 
 # Square matrix sizes, per device kind: big enough to be compute-bound, small enough that one
 # multiply takes milliseconds (about 2 GFLOP on a CPU, 1.1 TFLOP on a GPU).

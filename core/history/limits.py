@@ -1,6 +1,6 @@
 """Reading untrusted JSON within limits: size, UTF-8, nesting depth, finite numbers, sane strings and lists.
 
-The first gate for any file from another machine, whatever it holds (core.importer then checks the
+The first gate for any file from another machine, whatever it holds (core.history.importer then checks the
 fields of each kind). Every problem raises RunFileError with one sentence naming it. Limits:
 MAX_FILE_BYTES (5 MB; a 1,000-epoch run is ~0.4 MB), nesting MAX_DEPTH deep, strings MAX_STRING
 characters, MAX_ITEMS entries in any list or object.

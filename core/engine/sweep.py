@@ -7,7 +7,7 @@ How one point (a device at a batch size) is measured:
      and the allocator settle.
   4. `repeats` timed repeats of `steps` steps each (auto: about REPEAT_SECONDS of work), wall clock
      around finished work. samples/s = steps * batch / seconds; the median and min/max are reported.
-The step is training's own (core.training.build_train_chunk), on synthetic data already on the
+The step is training's own (core.engine.training.build_train_chunk), on synthetic data already on the
 device, so neither the input pipeline nor a second training loop is what gets measured.
 
 Use: run_sweep(SweepConfig(devices=("cpu", "gpu"), model="mlp", hidden_units=512)), or submit the
@@ -24,10 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from core import data as datasets
-from core import devices, models
-from core import peak as peaks
 from core.config import ConfigError
+from core.engine import data as datasets
+from core.engine import devices, models
+from core.engine import peak as peaks
+from core.engine.tf_setup import tf
+
+# Training's call size, stop check and cancellation: a point in progress is discarded like an epoch.
+from core.engine.training import TARGET_CALL_SECONDS, Cancelled, StopCheck
 from core.results import utc_now
 from core.sweep_config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
 from core.sweep_results import (
@@ -38,10 +42,6 @@ from core.sweep_results import (
     crossover_sentence,
     points_frame,
 )
-from core.tf_setup import tf
-
-# Training's call size, stop check and cancellation: a point in progress is discarded like an epoch.
-from core.training import TARGET_CALL_SECONDS, Cancelled, StopCheck
 
 __all__ = [
     "DEFAULT_BATCH_SIZES",
@@ -117,7 +117,7 @@ def _measure_point(config: SweepConfig, name: str, tf_device: str, pool, batch: 
     t = tf()
     import keras
 
-    from core.training import _use_xla, build_train_chunk
+    from core.engine.training import _use_xla, build_train_chunk
 
     keras.utils.set_random_seed(config.seed)
     model = models.build(config.model, config.hidden_units)
