@@ -1,0 +1,67 @@
+"""A history file and run files written by the version before the reshaping (commit 2767bf8) still
+open, list and export exactly as that version printed them.
+
+tests/data/history_v1/ was made with that commit's `python -m core`: a completed, a failed (no GPU),
+a cancelled (SIGINT) and an interrupted (SIGKILL) training run, a completed and a failed sweep, and an
+imported run and sweep (`imported_*.json`); next to it are that version's `history`, `history --json`,
+`export ID` and `export --csv ID` outputs, byte for byte.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+
+OLD = Path(__file__).parent / "data" / "history_v1"
+IDS = [row["run_id"] for row in json.loads((OLD / "history.json").read_text())]
+
+
+@pytest.fixture
+def old_db(tmp_path) -> str:
+    """A copy of the old file: opening it may recover or migrate, and the fixture must stay as it was."""
+    copy = tmp_path / "history.sqlite3"
+    shutil.copyfile(OLD / "history.sqlite3", copy)
+    return str(copy)
+
+
+def cli(capsys, *args: str) -> str:
+    assert main(list(args)) == 0
+    return capsys.readouterr().out
+
+
+def test_the_fixture_holds_every_kind_of_row():
+    rows = json.loads((OLD / "history.json").read_text())
+    kinds = {(row["kind"], row["status"]) for row in rows}
+    assert kinds == {
+        ("train", "completed"),
+        ("train", "failed"),
+        ("train", "cancelled"),
+        ("train", "interrupted"),
+        ("sweep", "completed"),
+        ("sweep", "failed"),
+    }
+    assert sorted(row["origin"] for row in rows).count("imported") == 2
+
+
+def test_old_history_lists_the_same_rows(old_db, capsys):
+    assert cli(capsys, "history", "--json", "--db", old_db) == (OLD / "history.json").read_text()
+    assert cli(capsys, "history", "--db", old_db) == (OLD / "history.txt").read_text()
+
+
+@pytest.mark.parametrize("run_id", IDS)
+def test_old_history_exports_byte_for_byte(old_db, run_id, capsys):
+    assert cli(capsys, "export", run_id, "--db", old_db) == (OLD / f"{run_id}.json").read_text()
+    assert cli(capsys, "export", "--csv", run_id, "--db", old_db) == (OLD / f"{run_id}.csv").read_text()
+
+
+@pytest.mark.parametrize("name", ["imported_run.json", "imported_sweep.json"])
+def test_old_run_files_import_and_export_as_before(name, tmp_path, capsys):
+    db = str(tmp_path / "fresh.sqlite3")
+    assert main(["import", str(OLD / name), "--db", db]) == 0
+    run_id = json.loads((OLD / name).read_text())["run_id"]
+    capsys.readouterr()
+    assert json.loads(cli(capsys, "export", run_id, "--db", db)) == json.loads((OLD / f"{run_id}.json").read_text())
+    assert cli(capsys, "export", "--csv", run_id, "--db", db) == (OLD / f"{run_id}.csv").read_text()
