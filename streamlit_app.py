@@ -15,13 +15,19 @@ import streamlit as st
 
 from core import probe, snippet
 from core.config import (
+    DEFAULT_BATCH_SIZES,
     MAX_BATCH,
     MAX_EPOCHS,
     MAX_HIDDEN,
     MAX_LEARNING_RATE,
+    MAX_REPEATS,
     MAX_SEED,
+    MAX_STEPS,
     MAX_SYNTHETIC,
+    PRESET_MODES,
+    PRESETS,
     ConfigError,
+    SweepConfig,
     TrainConfig,
 )
 from core.engine import data as datasets
@@ -30,29 +36,16 @@ from core.engine.devices import GPU_ADVICE
 from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow, result_csv
 from core.history.store import Store, StoreError, get_store
-from core.results import RunResult, speedup_sentence
-from core.runner import JobStatus, get_runner
-from core.sweep_config import DEFAULT_BATCH_SIZES, MAX_REPEATS, MAX_STEPS, SweepConfig
-from core.sweep_results import SweepPoint, SweepResult, crossover_sentence, points_frame
+from core.results import RunResult, SweepPoint, SweepResult, crossover_sentence, points_frame, speedup_sentence
+from core.runner import JobStatus
 from ui import charts, live, views
+from ui.resources import get_runner
 
 POLL_S = 0.3  # how often a running page looks at the runner: Stop is honoured within about this
 
-PRESETS = {
-    "The tutorial": {
-        "dataset": "fashion_mnist", "model": "softmax", "optimizer": "sgd", "learning_rate": 0.1,
-        "batch_size": 100, "epochs": 10, "seed": 0, "execution": "fast", "train_subset": 0, "hidden_units": 128,
-    },
-    # Without a GPU, two runs to compare (plain model.fit, then the fast path): about 11 s on a
-    # 2-core CPU from pressing Run, TensorFlow's start-up included (the promise is under 30 s).
-    "Quick demo": {
-        "dataset": "fashion_mnist", "model": "mlp", "optimizer": "adam", "learning_rate": 0.001,
-        "batch_size": 100, "epochs": 3, "seed": 0, "execution": "fast", "train_subset": 20_000, "hidden_units": 128,
-    },
-}  # fmt: skip
-# Each preset's device mode: (with a GPU, without one). Without a GPU the Quick demo still compares two runs.
-PRESET_MODES = {"The tutorial": ("cpu-vs-gpu", "cpu"), "Quick demo": ("cpu-vs-gpu", "fit:cpu")}
 SETTINGS = tuple(PRESETS["The tutorial"])
+# The widget shows "the whole set" as 0; TrainConfig says None.
+WIDGET_PRESETS = {name: {**p, "train_subset": p["train_subset"] or 0} for name, p in PRESETS.items()}
 OPTIMIZER_LABELS = {"sgd": "SGD (plain gradient descent)", "adam": "Adam"}
 EXECUTION_LABELS = {"fast": "Fast: many steps per tf.function call", "keras-default": "As plain model.fit"}
 
@@ -65,7 +58,7 @@ def settings() -> dict:
 
 
 def apply_preset(name: str) -> None:
-    st.session_state.update(PRESETS[name])
+    st.session_state.update(WIDGET_PRESETS[name])
     with_gpu, without = PRESET_MODES[name]
     st.session_state.mode = with_gpu if probe.result().gpus else without
 
@@ -99,7 +92,7 @@ def my_runs() -> list[JobStatus]:
 # -- the sidebar ----------------------------------------------------------------------------
 def settings_ui(hw: probe.Probe) -> probe.Mode:
     """Presets, dataset, model, device mode and numbers; returns the chosen device mode."""
-    for key, value in {**PRESETS["The tutorial"], "mode": "cpu"}.items():
+    for key, value in {**WIDGET_PRESETS["The tutorial"], "mode": "cpu"}.items():
         st.session_state.setdefault(key, value)
     sb = st.sidebar
     sb.header("Settings")
@@ -192,8 +185,8 @@ def live_view(slots: dict, runs: list[JobStatus]) -> None:
         slots["status"].markdown("Pick a preset or settings in the sidebar, then press **Run**.")
         return
     results = [live.snapshot(s) for s in runs]
-    done = sum(s.epochs_done for s in runs)
-    total = sum(s.epochs_total or 0 for s in runs) or 1
+    done = sum(s.done for s in runs)
+    total = sum(s.total or 0 for s in runs) or 1
     current = get_runner().current()
     # live.status_line words another session's training; a sweep ahead in the queue is named here.
     sweeping = current is not None and not isinstance(current.config, TrainConfig)
@@ -211,7 +204,7 @@ def live_view(slots: dict, runs: list[JobStatus]) -> None:
                 st.error(f"{label}: {s.error or 'the run failed.'}")
     frame = charts.epochs_frame([r.to_frame() for r in results], labels)
     with slots["charts"].container():
-        charts_ui(frame, max(s.epochs_total or 1 for s in runs))
+        charts_ui(frame, max(s.total or 1 for s in runs))
     with slots["summary"].container():
         summary_ui(results, labels, (0, 1) if len(results) == 2 else None)
         if len(results) == 1 and results[0].epochs:
@@ -288,7 +281,7 @@ def downloads_ui(runs: list[JobStatus], labels: list[str]) -> None:
     finished = [
         (s.result, lb)
         for s, lb in zip(runs, labels, strict=True)
-        if s.state not in live.ACTIVE and s.result and s.epochs
+        if s.state not in live.ACTIVE and s.result and s.items
     ]
     if not finished:
         return
@@ -587,17 +580,17 @@ def sweep_live_view(slots: dict, sweep: JobStatus | None) -> None:
     if st.session_state.get("sweep_adopted") and sweep.state in live.ACTIVE:
         line = f"Already running on this server: {line}"
     slots["status"].markdown(f"**{line}**")
-    total = sweep.epochs_total or 1
-    slots["progress"].progress(min(sweep.epochs_done / total, 1.0), text=f"{sweep.epochs_done} of {total} points")
+    total = sweep.total or 1
+    slots["progress"].progress(min(sweep.done / total, 1.0), text=f"{sweep.done} of {total} points")
     if sweep.state not in live.ACTIVE:
         slots["live"].empty()  # finished: the results below show it from the history
         return
     result = sweep.result if isinstance(sweep.result, SweepResult) else None
     with slots["live"].container():
-        if not sweep.epochs:
+        if not sweep.items:
             st.info("The chart appears when the first point is measured (each starts with tracing and a warm-up).")
         else:
-            sweep_result_ui(list(sweep.epochs), result.model if result else {}, result.devices if result else {})
+            sweep_result_ui(list(sweep.items), result.model if result else {}, result.devices if result else {})
 
 
 def sweep_result_ui(points: list[SweepPoint], model: dict, devices: dict) -> None:
@@ -734,12 +727,12 @@ def watch(slots: dict, sweep_slots: dict, queue_slot, began: tuple[set[str], set
         )
         parts = {
             "train": (
-                ([(s.state, s.epochs_done) for s in runs], current and (current.run_id, current.epochs_done),
+                ([(s.state, s.done) for s in runs], current and (current.run_id, current.done),
                  live.download_line(runs)),
                 live_view, (slots, runs),
             ),
-            "sweep": (sweep and (sweep.state, sweep.epochs_done, sweep.position), sweep_live_view, (sweep_slots, sweep)),
-            "queue": ([(j.run_id, j.state, j.position, j.epochs_done) for j in jobs], queue_view, (queue_slot, jobs, mine)),
+            "sweep": (sweep and (sweep.state, sweep.done, sweep.position), sweep_live_view, (sweep_slots, sweep)),
+            "queue": ([(j.run_id, j.state, j.position, j.done) for j in jobs], queue_view, (queue_slot, jobs, mine)),
         }  # fmt: skip
         for name, (key, draw, args) in parts.items():
             if name not in last or last[name] != key:

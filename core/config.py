@@ -1,11 +1,14 @@
-"""TrainConfig: what one training run is, validated once where it is built."""
+"""TrainConfig and SweepConfig: what one training run or one batch-size sweep is, validated once where built.
+
+Light to import (no TensorFlow), so a page can build and check one before anything runs.
+"""
 
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, ClassVar
 
 DATASETS = ("mnist", "fashion_mnist", "synthetic")
 MODELS = ("softmax", "mlp", "cnn")
@@ -134,6 +137,108 @@ class TrainConfig:
             raise ConfigError("config", "config must be an object with the run's settings.")
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(unknown[0], f"config has an unknown field {unknown[0]!r}.")
+        return cls(**data)
+
+
+# -- presets: the dashboard's one-click settings, as TrainConfig fields --------------------
+PRESETS = {
+    "The tutorial": {
+        "dataset": "fashion_mnist", "model": "softmax", "optimizer": "sgd", "learning_rate": 0.1,
+        "batch_size": 100, "epochs": 10, "seed": 0, "execution": "fast", "train_subset": None, "hidden_units": 128,
+    },
+    # Without a GPU, two runs to compare (plain model.fit, then the fast path): about 11 s on a
+    # 2-core CPU from pressing Run, TensorFlow's start-up included (the promise is under 30 s).
+    "Quick demo": {
+        "dataset": "fashion_mnist", "model": "mlp", "optimizer": "adam", "learning_rate": 0.001,
+        "batch_size": 100, "epochs": 3, "seed": 0, "execution": "fast", "train_subset": 20_000, "hidden_units": 128,
+    },
+}  # fmt: skip
+# Each preset's device mode: (with a GPU, without one). Without a GPU the Quick demo still compares two runs.
+PRESET_MODES = {"The tutorial": ("cpu-vs-gpu", "cpu"), "Quick demo": ("cpu-vs-gpu", "fit:cpu")}
+
+
+# -- batch-size sweeps ----------------------------------------------------------------------
+SWEEP_KIND = "sweep"  # a sweep file's "kind"; a training run's file has none
+DEFAULT_BATCH_SIZES = (16, 64, 256, 1024, 4096)
+MAX_DEVICES = 8
+MAX_BATCH_SIZES = 16
+MAX_STEPS = 100_000
+MAX_REPEATS = 50
+
+
+def _devices(value: Any) -> tuple[str, ...]:
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= MAX_DEVICES:
+        raise ConfigError("devices", f"devices must list 1 to {MAX_DEVICES} devices, such as cpu,gpu, not {value!r}.")
+    names = []
+    for item in items:
+        try:
+            names.append(normalize_device(item))
+        except ConfigError:
+            raise ConfigError("devices", f"devices must each be cpu, gpu, gpu:N or cpu:N, not {item!r}.") from None
+    canonical = [n if ":" in n else f"{n}:0" for n in names]  # 'gpu' is 'gpu:0'
+    for i, name in enumerate(canonical):
+        if name in canonical[:i]:
+            raise ConfigError("devices", f"devices lists {names[i]} twice.")
+    return tuple(names)
+
+
+def _batch_sizes(value: Any) -> tuple[int, ...]:
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= MAX_BATCH_SIZES:
+        raise ConfigError("batch_sizes", f"batch_sizes must list 1 to {MAX_BATCH_SIZES} batch sizes, not {value!r}.")
+    sizes = []
+    for item in items:
+        if isinstance(item, str) and item.strip().isdigit():
+            item = int(item)
+        sizes.append(_int("batch_sizes", item, 1, MAX_BATCH, " for each batch size"))
+    return tuple(sorted(set(sizes)))
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """A sweep's settings: every device times every batch size. Built only through validation."""
+
+    devices: tuple[str, ...] = ("cpu",)
+    model: str = "softmax"
+    batch_sizes: tuple[int, ...] = DEFAULT_BATCH_SIZES
+    steps: int | None = None  # timed optimizer steps per repeat; None = auto (core.engine.sweep.REPEAT_SECONDS)
+    repeats: int = 3
+    hidden_units: int = 128  # MLP width: the model-size control
+    dataset: str = "synthetic"
+    seed: int = 0
+
+    kind: ClassVar[str] = SWEEP_KIND
+    progress_unit: ClassVar[str] = "point"  # the runner reports "point 3 of 10" and emits "point" events
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "devices", _devices(self.devices))
+        _choice("model", self.model, MODELS)
+        object.__setattr__(self, "batch_sizes", _batch_sizes(self.batch_sizes))
+        if self.steps is not None:
+            object.__setattr__(self, "steps", _int("steps", self.steps, 1, MAX_STEPS, " (or none, for auto)"))
+        object.__setattr__(self, "repeats", _int("repeats", self.repeats, 1, MAX_REPEATS))
+        object.__setattr__(self, "hidden_units", _int("hidden_units", self.hidden_units, 1, MAX_HIDDEN))
+        _choice("dataset", self.dataset, DATASETS)
+        object.__setattr__(self, "seed", _int("seed", self.seed, 0, MAX_SEED))
+
+    @property
+    def progress_total(self) -> int:
+        """Points in the sweep: devices x batch sizes."""
+        return len(self.devices) * len(self.batch_sizes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON (tuples become lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SweepConfig:
+        """Build from a dict (e.g. an imported file); unknown keys are errors."""
+        if not isinstance(data, dict):
+            raise ConfigError("config", "config must be an object with the sweep's settings.")
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
         if unknown:
             raise ConfigError(unknown[0], f"config has an unknown field {unknown[0]!r}.")
         return cls(**data)

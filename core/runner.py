@@ -14,27 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.results import EpochMetrics, RunResult
+from core import progress
 
-# Job kinds: config type -> function(config, on_epoch, should_stop, run_id) -> result.
-# training registers TrainConfig below; other kinds (sweeps) register themselves.
-JOB_KINDS: dict[type, Callable[..., Any]] = {}
-
-
-def register_kind(config_type: type, run: Callable[..., Any]) -> None:
-    """Teach the runner a new kind of job."""
-    JOB_KINDS[config_type] = run
-
-
-def _train(config, on_epoch, should_stop, run_id):
-    from core.engine.training import train
-
-    return train(config, on_epoch=on_epoch, should_stop=should_stop, run_id=run_id)
+# A job kind: run(config, on_item(item, result), should_stop() -> bool, run_id) -> result. The
+# caller passes the kinds it wants (core.engine.kinds.JOB_KINDS); the runner imports no engine.
+JobKind = Callable[..., Any]
 
 
 @dataclass
 class Job:
-    """A submitted job; `result` fills in epoch by epoch while it runs."""
+    """A submitted job; `result` fills in item by item (epoch or sweep point) while it runs."""
 
     run_id: str
     config: Any
@@ -42,8 +31,8 @@ class Job:
     submitted_at: float = field(default_factory=time.time)
     started_at: float | None = None
     finished_at: float | None = None
-    result: RunResult | None = None
-    epochs: list[EpochMetrics] = field(default_factory=list)
+    result: Any = None  # a RunResult or SweepResult, as far as it got
+    items: list[Any] = field(default_factory=list)  # finished epochs (EpochMetrics) or points (SweepPoint)
     stop: threading.Event = field(default_factory=threading.Event)
     order: int = 0
     error_text: str | None = None  # set when the job function itself raised
@@ -56,21 +45,20 @@ class JobStatus:
     run_id: str
     state: str
     position: int | None  # 1 = next to run, while queued
-    epochs_done: int
-    epochs_total: int | None
-    epochs: tuple[EpochMetrics, ...]
-    result: RunResult | None
+    done: int  # finished items: epochs of a training run, points of a sweep
+    total: int | None
+    items: tuple[Any, ...]  # EpochMetrics, or SweepPoints for a sweep
+    result: Any
     error: str | None
     config: Any
-    # What `epochs` counts: "epoch" for training; "point" for a sweep, whose `epochs` are SweepPoints.
-    unit: str = "epoch"
+    unit: str = "epoch"  # what an item is: "epoch", or "point" for a sweep
 
     def describe(self) -> str:
         """'queued (position 2)', 'running (epoch 3 of 10)', 'running (point 2 of 5)', 'completed', ..."""
         if self.state == "queued":
             return f"queued (position {self.position})"
-        if self.state == "running" and self.epochs_total:
-            return f"running ({self.unit} {min(self.epochs_done + 1, self.epochs_total)} of {self.epochs_total})"
+        if self.state == "running":
+            return f"running ({progress.in_progress(self.unit, self.done, self.total)})"
         return self.state
 
 
@@ -80,7 +68,8 @@ Listener = Callable[[str, Job, Any], None]
 class Runner:
     """A queue and one worker thread: jobs run strictly one after another."""
 
-    def __init__(self) -> None:
+    def __init__(self, kinds: dict[type, JobKind]) -> None:
+        self._kinds = dict(kinds)
         self._cond = threading.Condition()
         self._jobs: dict[str, Job] = {}
         self._queue: list[Job] = []
@@ -105,7 +94,7 @@ class Runner:
     # -- the public API --------------------------------------------------------
     def submit(self, config: Any, run_id: str | None = None) -> str:
         """Queue a job and return its id at once."""
-        if type(config) not in JOB_KINDS:
+        if type(config) not in self._kinds:
             raise TypeError(f"the runner cannot run a {type(config).__name__}")
         job = Job(run_id=run_id or uuid.uuid4().hex[:12], config=config, order=next(self._counter))
         with self._cond:
@@ -173,9 +162,9 @@ class Runner:
             run_id=job.run_id,
             state=job.state,
             position=position,
-            epochs_done=len(job.epochs),
-            epochs_total=total,
-            epochs=tuple(job.epochs),
+            done=len(job.items),
+            total=total,
+            items=tuple(job.items),
             result=job.result,
             error=error,
             config=job.config,
@@ -197,15 +186,15 @@ class Runner:
 
             event = getattr(job.config, "progress_unit", "epoch")  # "point" for a sweep
 
-            def on_epoch(metrics, result, job=job, event=event):
+            def on_item(item, result, job=job, event=event):
                 with self._cond:
-                    job.epochs.append(metrics)
+                    job.items.append(item)
                     job.result = result
                     self._cond.notify_all()
-                self._emit(event, job, metrics)
+                self._emit(event, job, item)
 
             try:
-                result = JOB_KINDS[type(job.config)](job.config, on_epoch, job.stop.is_set, job.run_id)
+                result = self._kinds[type(job.config)](job.config, on_item, job.stop.is_set, job.run_id)
                 state = getattr(result, "status", "completed")
             except Exception as err:  # noqa: BLE001 - job functions should not raise; be safe anyway
                 result, state = None, "failed"
@@ -217,37 +206,3 @@ class Runner:
                 self._current = None
                 self._cond.notify_all()
             self._emit("finished", job)
-
-
-_default: Runner | None = None
-_default_lock = threading.Lock()
-
-
-def get_runner() -> Runner:
-    """The process-wide runner shared by every browser session; it records every run in the default store."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            from core.history.store import attach, get_store
-
-            get_store()  # an unwritable history fails here, as a StoreError sentence, not silently mid-run
-            runner = Runner()
-            attach(runner)  # each run goes to the default store as of its start ($TFDASH_DB is read then)
-            _default = runner
-        return _default
-
-
-def _register_training() -> None:
-    from core.config import TrainConfig
-
-    register_kind(TrainConfig, _train)
-
-
-def _register_sweep() -> None:
-    from core.engine.sweep import SweepConfig, run_sweep
-
-    register_kind(SweepConfig, run_sweep)
-
-
-_register_training()
-_register_sweep()

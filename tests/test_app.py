@@ -19,9 +19,9 @@ from core.config import ConfigError, TrainConfig
 from core.engine import data
 from core.engine.devices import GPU_ADVICE
 from core.results import speedup_sentence
-from core.runner import get_runner
 from tests.conftest import ROOT, require
 from ui import live, views
+from ui.resources import get_runner
 
 APP = str(ROOT / "streamlit_app.py")
 # The hardware check imports TensorFlow in a subprocess: seconds, more on a busy machine.

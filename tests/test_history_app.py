@@ -20,11 +20,11 @@ from core.history.importer import RunFileError, parse_result_file
 from core.history.rows import history_row
 from core.history.store import Store, get_store
 from core.results import speedup_sentence
-from core.runner import get_runner
 from tests.conftest import ROOT
 from tests.sample_runs import make_result
 from tests.test_app import PROBE_WAIT_S, chart_specs, encoding, tab
 from ui import live, views
+from ui.resources import get_runner
 
 APP = str(ROOT / "streamlit_app.py")
 # A training small enough for seconds: 200 synthetic images, two epochs (epoch 2 is the steady one).

@@ -9,6 +9,7 @@ import pytest
 
 from core.config import TrainConfig
 from core.engine import data
+from core.engine.kinds import JOB_KINDS
 from core.runner import JobStatus, Runner
 from ui import live
 
@@ -25,7 +26,7 @@ def wait_for(condition, timeout: float = 120) -> None:
 
 
 def test_a_group_queued_behind_another_says_what_it_waits_for_then_finishes():
-    runner = Runner()
+    runner = Runner(JOB_KINDS)
     first = live.submit_group(runner, [LONG])
     plain = TrainConfig(**{**SHORT.to_dict(), "execution": "keras-default"})
     second = live.submit_group(runner, [plain, SHORT])
@@ -33,14 +34,14 @@ def test_a_group_queued_behind_another_says_what_it_waits_for_then_finishes():
     assert live.group_ids(runner, second[1]) == second
     assert live.active_group(runner) == first
 
-    wait_for(lambda: runner.status(first[0]).epochs_done >= 1)
+    wait_for(lambda: runner.status(first[0]).done >= 1)
     waiting = [runner.status(i) for i in second]
     assert live.is_active(waiting)
     line = live.status_line(waiting, labels, runner.current())
     assert re.fullmatch(r"Waiting: another session is training softmax on CPU, epoch \d+ of 500\.", line), line
     running = runner.status(first[0])
     copy = live.snapshot(running)
-    assert copy.epochs == list(running.epochs) and copy.status == "running"
+    assert copy.epochs == list(running.items) and copy.status == "running"
 
     runner.cancel(first[0])
     for run_id in second:
@@ -52,9 +53,9 @@ def test_a_group_queued_behind_another_says_what_it_waits_for_then_finishes():
         == "CPU (plain fit): done, 2 epochs  ·  CPU (fast): done, 2 epochs"
     )
     stopped = runner.status(first[0])
-    assert stopped.state == "cancelled" and 1 <= stopped.epochs_done < 500
+    assert stopped.state == "cancelled" and 1 <= stopped.done < 500
     line = live.status_line([stopped], ["CPU"], None)
-    assert line == f"CPU: stopped after {stopped.epochs_done} of 500 epochs"
+    assert line == f"CPU: stopped after {stopped.done} of 500 epochs"
     assert live.snapshot(stopped) is stopped.result and live.active_group(runner) == []
 
 
@@ -95,16 +96,16 @@ def test_a_first_download_shows_its_progress(monkeypatch, tmp_path):
 
 
 def test_a_sweep_in_the_queue_says_what_it_is_doing():
-    from core.sweep_config import SweepConfig
+    from core.config import SweepConfig
 
     config = SweepConfig(model="mlp", batch_sizes=(16, 64, 256))
     status = JobStatus(
         run_id="s1",
         state="running",
         position=None,
-        epochs_done=1,
-        epochs_total=config.progress_total,
-        epochs=(),
+        done=1,
+        total=config.progress_total,
+        items=(),
         result=None,
         error=None,
         config=config,

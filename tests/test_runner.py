@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.config import TrainConfig
+from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
-from core.runner import Runner, register_kind
+from core.runner import Runner
 from tests.conftest import ROOT
 
 QUICK = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=50, epochs=2)
@@ -19,9 +20,9 @@ QUICK = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=50, epoch
 SLOW = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=1, model="mlp", epochs=2)
 
 
-def recorded(tmp_path):
+def recorded(tmp_path, kinds=JOB_KINDS):
     """A fresh runner whose runs go to a store in tmp_path."""
-    runner, store = Runner(), Store(tmp_path / "runs.sqlite3")
+    runner, store = Runner(kinds), Store(tmp_path / "runs.sqlite3")
     attach(runner, store)
     return runner, store
 
@@ -63,7 +64,7 @@ def test_cancel_during_an_epoch_takes_under_a_second_and_keeps_finished_epochs(t
     long_run = TrainConfig(dataset="synthetic", train_subset=2000, batch_size=1, model="mlp", epochs=50)
     running, queued = runner.submit(long_run), runner.submit(QUICK)
     assert runner.cancel(queued) and runner.status(queued).state == "cancelled"  # dropped from the queue at once
-    wait_until(lambda: runner.status(running).epochs_done >= 1)
+    wait_until(lambda: runner.status(running).done >= 1)
     time.sleep(0.1)  # into the next epoch
     began = time.monotonic()
     assert runner.cancel(running)
@@ -72,8 +73,8 @@ def test_cancel_during_an_epoch_takes_under_a_second_and_keeps_finished_epochs(t
     assert final.state == "cancelled" and took < 1.0, (final.state, took)
     stored = store.get(running)
     assert stored.status == "cancelled" and 1 <= len(stored.epochs) < 50
-    assert stored.epochs == list(final.epochs) and [m.epoch for m in stored.epochs] == list(
-        range(1, len(final.epochs) + 1)
+    assert stored.epochs == list(final.items) and [m.epoch for m in stored.epochs] == list(
+        range(1, len(final.items) + 1)
     )
     assert store.get(queued) is None  # never started, so nothing to keep
     assert not runner.cancel(running)  # already over
@@ -135,8 +136,8 @@ class EchoResult:
 
 
 def test_other_kinds_of_job_are_stored_whole_when_they_finish(tmp_path):
-    register_kind(EchoConfig, lambda config, on_epoch, should_stop, run_id: EchoResult(config.text))
-    runner, store = recorded(tmp_path)
+    kinds = {**JOB_KINDS, EchoConfig: lambda config, on_item, should_stop, run_id: EchoResult(config.text)}
+    runner, store = recorded(tmp_path, kinds)
     run_id = runner.submit(EchoConfig("hello"))
     assert runner.wait(run_id, timeout=30).state == "completed"
     assert store.records("echo") == [(run_id, EchoResult("hello").to_dict())]

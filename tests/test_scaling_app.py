@@ -11,15 +11,15 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import probe
-from core.config import TrainConfig
+from core.config import SweepConfig, TrainConfig
 from core.history.store import get_store
-from core.runner import JobStatus, get_runner
-from core.sweep_config import SweepConfig
-from core.sweep_results import SweepPoint, SweepResult, crossover_sentence, points_frame
+from core.results import SweepPoint, SweepResult, crossover_sentence, points_frame
+from core.runner import JobStatus
 from tests.conftest import ROOT
 from tests.sample_runs import SERVER_HOST
 from tests.test_app import PROBE_WAIT_S, chart_specs, tab
 from ui import charts, views
+from ui.resources import get_runner
 
 APP = str(ROOT / "streamlit_app.py")
 
@@ -76,8 +76,8 @@ def test_a_tiny_cpu_sweep_runs_through_the_runner_and_draws_throughput_against_b
     assert not at.exception
 
     sweep = get_runner().status(at.session_state["sweep"])
-    assert sweep.state == "completed" and sweep.unit == "point" and sweep.epochs_done == 2
-    points = list(sweep.epochs)
+    assert sweep.state == "completed" and sweep.unit == "point" and sweep.done == 2
+    points = list(sweep.items)
     assert [(p.device, p.batch_size, p.steps) for p in points] == [("cpu", 16, 5), ("cpu", 64, 5)]
     scaling = tab(at, "Scaling")
     assert "**Sweep: done, 2 points**" in [m.value for m in scaling.markdown]

@@ -11,7 +11,9 @@ import pytest
 from core.cli import main
 from core.config import ConfigError
 from core.engine import models, peak
-from core.engine.sweep import SweepConfig, SweepFileError, SweepPoint, SweepResult, crossover_sentence, run_sweep
+from core.engine.kinds import JOB_KINDS
+from core.engine.sweep import SweepConfig, SweepPoint, SweepResult, crossover_sentence, run_sweep
+from core.history.importer import RunFileError, validate_sweep
 from core.runner import Runner
 from tests.conftest import ROOT, run_cli
 
@@ -152,8 +154,8 @@ def test_sweep_file_round_trips_and_says_what_it_is(cpu_sweep):
 def test_a_bad_sweep_file_is_refused_in_one_sentence(cpu_sweep, change, says):
     data = json.loads(cpu_sweep[0].to_json())
     change(data)
-    with pytest.raises(SweepFileError) as info:
-        SweepResult.from_dict(data)
+    with pytest.raises(RunFileError) as info:
+        validate_sweep(data)
     assert says in str(info.value) and "\n" not in str(info.value)
 
 
@@ -179,7 +181,7 @@ def test_stop_is_honoured_within_a_second():
 
 # -- through the runner and the command line ------------------------------------------------------
 def test_the_runner_runs_a_sweep_and_reports_points():
-    runner = Runner()  # not get_runner(): that one records into the user's history
+    runner = Runner(JOB_KINDS)  # not get_runner(): that one records into the user's history
     events, described = [], []
 
     def listen(event, job, payload):
@@ -193,8 +195,8 @@ def test_the_runner_runs_a_sweep_and_reports_points():
     assert status.state == "completed", status.error
     assert events == ["submitted", "started", "point", "point", "finished"]
     assert described == ["running (point 2 of 2)", "running (point 2 of 2)"]
-    assert status.unit == "point" and status.epochs_total == 2
-    assert [p.batch_size for p in status.epochs] == [16, 256]
+    assert status.unit == "point" and status.total == 2
+    assert [p.batch_size for p in status.items] == [16, 256]
     assert isinstance(status.result, SweepResult)
 
 

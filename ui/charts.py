@@ -162,7 +162,7 @@ def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> al
 
 
 def throughput_chart(points: pd.DataFrame) -> alt.LayerChart:
-    """Samples/s against batch size (core.sweep_results.points_frame), both axes log, one line per device.
+    """Samples/s against batch size (core.results.points_frame), both axes log, one line per device.
 
     The line joins the medians; a bar at each point spans the fastest and slowest repeat.
     Failed points (no throughput, e.g. out of memory) are left out.

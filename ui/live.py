@@ -48,7 +48,7 @@ def snapshot(s: JobStatus) -> RunResult:
         return s.result
     live = s.result
     device = dict(live.device) if live else {"label": s.config.device.upper()}
-    return RunResult(s.config.to_dict(), dict(live.host) if live else {}, device, s.state, None, list(s.epochs))
+    return RunResult(s.config.to_dict(), dict(live.host) if live else {}, device, s.state, None, list(s.items))
 
 
 def doing(job: JobStatus) -> str:
@@ -56,18 +56,18 @@ def doing(job: JobStatus) -> str:
     if not isinstance(job.config, TrainConfig):
         # A sweep: 'sweeping mlp on CPU,GPU, point 2 of 10'.
         devices = ",".join(d.upper() for d in getattr(job.config, "devices", ()))
-        return f"sweeping {job.config.model} on {devices}, {job.unit} {min(job.epochs_done + 1, job.epochs_total or 1)} of {job.epochs_total}"
-    total = job.epochs_total or 1
-    return f"training {job.config.model} on {job.config.device.upper()}, epoch {min(job.epochs_done + 1, total)} of {total}"
+        return (
+            f"sweeping {job.config.model} on {devices}, {job.unit} {min(job.done + 1, job.total or 1)} of {job.total}"
+        )
+    total = job.total or 1
+    return f"training {job.config.model} on {job.config.device.upper()}, epoch {min(job.done + 1, total)} of {total}"
 
 
 _WORDS = {
     "queued": lambda s: "next",
-    "running": lambda s: f"epoch {min(s.epochs_done + 1, s.epochs_total or 1)} of {s.epochs_total}",
-    "completed": lambda s: f"done, {s.epochs_done} epoch{'' if s.epochs_done == 1 else 's'}",
-    "cancelled": lambda s: (
-        f"stopped after {s.epochs_done} of {s.epochs_total} epochs" if s.epochs_done else "stopped before epoch 1"
-    ),
+    "running": lambda s: f"epoch {min(s.done + 1, s.total or 1)} of {s.total}",
+    "completed": lambda s: f"done, {s.done} epoch{'' if s.done == 1 else 's'}",
+    "cancelled": lambda s: f"stopped after {s.done} of {s.total} epochs" if s.done else "stopped before epoch 1",
     "failed": lambda s: "failed",
     "interrupted": lambda s: "interrupted",
 }
@@ -92,7 +92,7 @@ def status_line(
 def download_line(runs: Sequence[JobStatus]) -> tuple[str, float] | None:
     """('Downloading MNIST: 3.1 of 11.5 MB', 0.27) while a starting run's dataset is still arriving."""
     for s in runs:
-        if s.state != "running" or s.epochs_done or not isinstance(s.config, TrainConfig):
+        if s.state != "running" or s.done or not isinstance(s.config, TrainConfig):
             continue
         name = s.config.dataset
         got = datasets.download_progress(name)

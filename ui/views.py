@@ -16,12 +16,10 @@ from datetime import datetime
 import pandas as pd
 
 from core import probe
-from core.config import ConfigError, TrainConfig
+from core.config import ConfigError, SweepConfig, TrainConfig
 from core.history.rows import HistoryRow, SweepRow
-from core.results import RunResult
+from core.results import RunResult, SweepPoint
 from core.runner import JobStatus
-from core.sweep_config import SweepConfig
-from core.sweep_results import SweepPoint
 
 # -- times and names -------------------------------------------------------------------------
 # Characters that start emphasis, code, links, images, HTML, tables or LaTeX anywhere in a line.
@@ -145,8 +143,8 @@ def describe_job(job: JobStatus) -> str:
     else:
         devices = ", ".join(d.upper() for d in getattr(config, "devices", ()))
         what = f"sweep of {getattr(config, 'model', '?')} on {devices}"
-    if job.state == "running" and job.epochs_total:
-        return f"{what}, {job.unit} {min(job.epochs_done + 1, job.epochs_total)} of {job.epochs_total}"
+    if job.state == "running" and job.total:
+        return f"{what}, {job.unit} {min(job.done + 1, job.total)} of {job.total}"
     return what
 
 
@@ -176,7 +174,7 @@ def sweep_pick_label(row: SweepRow) -> str:
 
 def sweep_status_line(sweep: JobStatus, stopping: bool = False) -> str:
     """'Sweep: point 3 of 10', 'Sweep: queued (position 1); ...', 'Sweep: done, 10 points', ..."""
-    done, total = sweep.epochs_done, sweep.epochs_total or 1
+    done, total = sweep.done, sweep.total or 1
     words = {
         "queued": f"queued (position {sweep.position}); it starts when the jobs before it finish",
         "running": f"point {min(done + 1, total)} of {total}" + (" (stopping…)" if stopping else ""),

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from core.config import ConfigError
+from core.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, ConfigError, SweepConfig
 from core.engine import data as datasets
 from core.engine import devices, models
 from core.engine import peak as peaks
@@ -32,15 +32,13 @@ from core.engine.tf_setup import tf
 
 # Training's call size, stop check and cancellation: a point in progress is discarded like an epoch.
 from core.engine.training import TARGET_CALL_SECONDS, Cancelled, StopCheck
-from core.results import utc_now
-from core.sweep_config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
-from core.sweep_results import (
+from core.results import (
     SWEEP_SCHEMA_VERSION,
-    SweepFileError,
     SweepPoint,
     SweepResult,
     crossover_sentence,
     points_frame,
+    utc_now,
 )
 
 __all__ = [
@@ -48,7 +46,6 @@ __all__ = [
     "SWEEP_KIND",
     "SWEEP_SCHEMA_VERSION",
     "SweepConfig",
-    "SweepFileError",
     "SweepPoint",
     "SweepResult",
     "crossover_sentence",
