@@ -14,7 +14,7 @@ import pytest
 
 from core.cli import main
 from core.config import TrainConfig
-from core.history import store as store_mod
+from core.history.database import process_token
 from core.history.store import MIGRATIONS, Store, StoreError, default_db_path
 from tests.conftest import ROOT
 from tests.sample_runs import make_epochs, make_result
@@ -146,7 +146,7 @@ def test_a_run_whose_process_lives_stays_running(tmp_path):
         sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         try:
             with mine._tx() as con:
-                for run_id, token in (("same", store_mod._process_token(sleeper.pid)), ("recycled", "1")):
+                for run_id, token in (("same", process_token(sleeper.pid)), ("recycled", "1")):
                     con.execute(
                         "INSERT INTO runs (run_id, status, schema_version, stored_at, owner_host, owner_pid,"
                         " owner_token) VALUES (?, 'running', 1, 'now', ?, ?, ?)",

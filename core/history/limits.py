@@ -1,6 +1,6 @@
 """Reading untrusted JSON within limits: size, UTF-8, nesting depth, finite numbers, sane strings and lists.
 
-The first gate for any file from another machine, whatever it holds (core.history.importer then checks the
+The first gate for any file from another machine, whatever it holds (core.history.checks then checks the
 fields of each kind). Every problem raises RunFileError with one sentence naming it. Limits:
 MAX_FILE_BYTES (5 MB; a 1,000-epoch run is ~0.4 MB), nesting MAX_DEPTH deep, strings MAX_STRING
 characters, MAX_ITEMS entries in any list or object.
@@ -72,18 +72,6 @@ def show_key(name: str) -> str:
     """An object's key as a path names it: without quotes, cut to 40 characters."""
     text = repr(name)[1:-1]  # repr: a hostile key cannot put a newline or a lone surrogate in the message
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-def check_keys(
-    path: str, value: dict, allowed: set[str], required: set[str], error: type[Exception] = RunFileError
-) -> None:
-    """Raise `error` naming the first missing or unknown field of the object at `path`."""
-    missing = sorted(required - set(value))
-    if missing:
-        raise error(f"{path} is missing the field {missing[0]!r}.")
-    unknown = sorted(set(value) - allowed)
-    if unknown:
-        raise error(f"{path} has an unknown field {show(unknown[0])}.")
 
 
 def check_values(value: Any) -> None:

@@ -8,8 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
-from core.results import EpochMetrics, RunResult
-from core.sweep_results import SWEEP_KIND, SweepPoint, SweepResult
+from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepPoint, SweepResult
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,195 @@
+"""Checking a result document: its schema version, its kind's JSON Schema, then the checks that compare fields.
+
+What a file import and a stored sweep read back both pass (core.history.importer adds the size limits and
+the rules for files only). Every problem raises RunFileError with one sentence naming the field by its path
+(`epochs[3].test_accuracy`) and what is allowed there, taken from the schema's descriptions; jsonschema's own
+messages are never shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import fields
+from datetime import datetime
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker, validators
+from jsonschema.exceptions import ValidationError
+
+from core.config import ConfigError, SweepConfig, TrainConfig
+from core.history.limits import RunFileError, show, show_key
+from core.history.schemas import SCHEMAS, TRAIN_KIND
+from core.results import SCHEMA_VERSION, SWEEP_KIND, EpochMetrics, RunResult, SweepPoint, SweepResult
+
+# JSON Schema counts 1.0 as an integer; a file's whole numbers are written as 1, so anything else is refused.
+_TYPES = Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
+)
+_Validator = validators.extend(Draft202012Validator, type_checker=_TYPES)
+FORMATS = FormatChecker(())
+
+
+@FORMATS.checks("iso-8601", raises=ValueError)
+def _iso_8601(value: Any) -> bool:
+    if isinstance(value, str):
+        datetime.fromisoformat(value)
+    return True
+
+
+VALIDATORS = {
+    (kind, version): _Validator(schema, format_checker=FORMATS)
+    for kind, versions in SCHEMAS.items()
+    for version, schema in versions.items()
+}
+
+
+def path_text(path: Iterable[str | int]) -> str:
+    """A place in a document as a sentence names it: config.batch_size, epochs[3].test_accuracy."""
+    out = ""
+    for key in path:
+        out += f"[{key}]" if isinstance(key, int) else (f".{show_key(key)}" if out else show_key(key))
+    return out
+
+
+def sentence(error: ValidationError) -> str:
+    """One sentence for a schema violation: the field's path and what is allowed there."""
+    where = path_text(error.absolute_path) or "The file"
+    if error.validator == "required":
+        missing = sorted(set(error.validator_value) - set(error.instance))[0]
+        return f"{where} is missing the field {missing!r}."
+    if error.validator == "additionalProperties" and error.validator_value is False:
+        unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))[0]
+        return f"{where} has an unknown field {show(unknown)}."
+    return f"{where} must be {error.schema.get('description', 'as the file format says')}, not {show(error.instance)}."
+
+
+_FIRST = {"required": 0, "additionalProperties": 1}
+
+
+def _order(error: ValidationError) -> tuple:
+    """The outermost problem first, then fields in order, so the sentence for a file is always the same."""
+    path = [
+        (isinstance(k, str), k if isinstance(k, int) else 0, k if isinstance(k, str) else "")
+        for k in error.absolute_path
+    ]
+    return len(path), path, _FIRST.get(error.validator, 2)
+
+
+def check_version(kind: str, data: dict[str, Any]) -> int:
+    """The document's schema_version, if this app has a schema for it."""
+    versions = SCHEMAS[kind]
+    if "schema_version" not in data:
+        raise RunFileError("The file is missing the field 'schema_version'.")
+    version, newest = data["schema_version"], max(versions)
+    if type(version) is int and newest < version < 10**6:  # not true, not 1.0
+        raise RunFileError(f"schema_version {version} is newer than this app reads ({newest}); update the app.")
+    if type(version) is not int or version not in versions:
+        raise RunFileError(f"schema_version must be {', '.join(map(str, sorted(versions)))}, not {show(version)}.")
+    return version
+
+
+def check_schema(kind: str, data: Any) -> None:
+    """Raise RunFileError naming the first place where `data` breaks its kind's schema, at its version."""
+    if not isinstance(data, dict):
+        raise RunFileError(f"The file must be an object ({{...}}), not {show(data)}.")
+    errors = sorted(VALIDATORS[kind, check_version(kind, data)].iter_errors(data), key=_order)
+    if errors:
+        raise RunFileError(sentence(errors[0]))
+
+
+def _config(cls: type, value: dict[str, Any]) -> Any:
+    try:
+        return cls.from_dict(value)
+    except ConfigError as err:
+        raise RunFileError(f"config: {err}") from None
+
+
+# -- the checks that compare fields, once the schema holds ---------------------------------------------
+def _run(data: dict[str, Any]) -> RunResult:
+    config = _config(TrainConfig, data["config"])
+    epochs = data["epochs"]
+    if len(epochs) > config.epochs:
+        raise RunFileError(f"epochs lists {len(epochs)} epochs but config.epochs is {config.epochs}.")
+    if data["status"] == "completed" and len(epochs) != config.epochs:
+        raise RunFileError(f"A completed run has all {config.epochs} epochs; this one lists {len(epochs)}.")
+    for i, epoch in enumerate(epochs):
+        if epoch["epoch"] != i + 1:
+            raise RunFileError(
+                f"epochs[{i}].epoch must be {i + 1} (epochs are numbered 1, 2, ... in order), not {epoch['epoch']}."
+            )
+    return RunResult(
+        config=config.to_dict(),
+        host=data["host"],
+        device=data["device"],
+        status=data["status"],
+        error=data.get("error"),
+        epochs=[EpochMetrics(**{k: _measured(v) if k != "epoch" else v for k, v in e.items()}) for e in epochs],
+        started_at=data.get("started_at"),
+        finished_at=data.get("finished_at"),
+        run_id=data.get("run_id"),
+        schema_version=SCHEMA_VERSION,
+    )
+
+
+def _measured(value: Any) -> Any:
+    """A measurement as the app holds it: a float (1 in a file is 1.0), or true/false/null as they are."""
+    return value if value is None or isinstance(value, bool) else float(value)
+
+
+_AS_GIVEN = {"device", "batch_size", "steps", "error", "samples_per_second_repeats"}
+
+
+def _point(item: dict[str, Any]) -> SweepPoint:
+    values = {f.name: item.get(f.name) for f in fields(SweepPoint)}  # an absent measurement is None
+    values = {k: v if k in _AS_GIVEN else _measured(v) for k, v in values.items()}
+    values["samples_per_second_repeats"] = tuple(map(float, item.get("samples_per_second_repeats") or ()))
+    return SweepPoint(**values)
+
+
+def _sweep(data: dict[str, Any]) -> SweepResult:
+    config = _config(SweepConfig, data["config"])
+    model = data["model"]
+    for name, setting in (("name", config.model), ("hidden_units", config.hidden_units)):
+        if name in model and model[name] != setting:
+            raise RunFileError(f"model.{name} is {show(model[name])} but the config says {setting!r}.")
+    for name in data["devices"]:
+        if name not in config.devices:
+            raise RunFileError(f"devices has {show(name)}, which config.devices does not list.")
+    points, seen = [], set()
+    for i, item in enumerate(data["points"]):
+        point = _point(item)
+        where, pair = f"points[{i}]", (point.device, point.batch_size)
+        if point.device not in config.devices or point.batch_size not in config.batch_sizes:
+            raise RunFileError(
+                f"{where} is {show(point.device)} at batch {point.batch_size}, which the config does not list."
+            )
+        if pair in seen:
+            raise RunFileError(f"{where} measures {point.device} at batch {point.batch_size} a second time.")
+        seen.add(pair)
+        rate, low, high = point.samples_per_second, point.samples_per_second_min, point.samples_per_second_max
+        if rate is None and not point.error:
+            raise RunFileError(f"{where} has no samples_per_second and no error saying why.")
+        if rate is not None and ((low is not None and low > rate) or (high is not None and rate > high)):
+            raise RunFileError(f"{where}.samples_per_second must lie between its _min and _max.")
+        points.append(point)
+    return SweepResult(
+        config=config.to_dict(),
+        host=data["host"],
+        devices=data["devices"],
+        model=model,
+        points=points,
+        status=data["status"],
+        error=data.get("error"),
+        started_at=data.get("started_at"),
+        finished_at=data.get("finished_at"),
+        run_id=data.get("run_id"),
+    )
+
+
+CROSS_CHECKS: dict[str, Callable[[dict[str, Any]], RunResult | SweepResult]] = {TRAIN_KIND: _run, SWEEP_KIND: _sweep}
+
+
+def check_result(kind: str, data: Any) -> RunResult | SweepResult:
+    """A RunResult or SweepResult from a document of `kind` that passes its schema and cross-field checks."""
+    check_schema(kind, data)
+    return CROSS_CHECKS[kind](data)

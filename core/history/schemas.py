@@ -1,0 +1,205 @@
+"""The JSON Schema of each result file kind and version; each field's "description" says what is allowed.
+
+A field's description is the end of its refusal sentence ("epochs[3].test_accuracy must be <description>,
+not 1.5."), so it is written as an allowed value. SCHEMAS maps a file's kind, then its schema_version, to its
+schema: a new version of the format adds an entry here (and the fields it adds), not a new code path.
+Checks that compare fields with each other (epochs numbered in order, points listed in the config) are in
+core.history.checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from core.config import MAX_BATCH, MAX_BATCH_SIZES, MAX_DEVICES, MAX_REPEATS, MAX_STEPS, SweepConfig, TrainConfig
+from core.results import STATUSES
+
+# Upper bounds that no real measurement reaches; the loss bound is float32's largest finite value,
+# which training records in place of a diverged (infinite) loss.
+MAX_LOSS = float(np.finfo(np.float32).max)
+MAX_SECONDS = 1e7  # about 115 days for one epoch
+MAX_RATE = 1e13  # samples or GFLOP per second
+IMPORTABLE_STATUSES = ("completed", "cancelled", "failed", "interrupted")  # a running job is never in a file
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+MAX_CONFIG_LIST = max(MAX_DEVICES, MAX_BATCH_SIZES)  # the longest list a config holds
+_SCALAR = ["string", "number", "boolean", "null"]
+
+
+# -- field types, each with its allowed values in words ---------------------------------------------
+def number(low: float, high: float | None = None, nullable: bool = False) -> dict[str, Any]:
+    """A number from low to high (or at least low), maybe null."""
+    words = f"a number from {low:g} to {high:g}" if high is not None else f"a finite number of at least {low:g}"
+    schema = {"type": ["number", "null"] if nullable else "number", "minimum": low}
+    if high is not None:
+        schema["maximum"] = high
+    return {**schema, "description": words + (" or null" if nullable else "")}
+
+
+def whole(low: int, high: int | None = None, nullable: bool = False) -> dict[str, Any]:
+    """A whole number (never true, never 1.0) from low to high (or at least low), maybe null."""
+    words = f"a whole number from {low} to {high}" if high is not None else f"a whole number of at least {low}"
+    schema = {"type": ["integer", "null"] if nullable else "integer", "minimum": low}
+    if high is not None:
+        schema["maximum"] = high
+    return {**schema, "description": words + (" or null" if nullable else "")}
+
+
+def text(nullable: bool = False) -> dict[str, Any]:
+    """A string, maybe null."""
+    return {"type": ["string", "null"] if nullable else "string", "description": "text or null" if nullable else "text"}
+
+
+def closed(properties: dict[str, Any], required: tuple[str, ...] = (), words: str = "an object ({...})") -> dict:
+    """An object with these fields only."""
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False,
+            "description": words}  # fmt: skip
+
+
+def open_ended(properties: dict[str, Any], words: str = "an object ({...})") -> dict:
+    """An object whose known fields are checked and whose other fields (a newer build's) are kept."""
+    return {"type": "object", "properties": properties, "description": words}
+
+
+def list_of(items: dict[str, Any], max_items: int | None = None, words: str = "a list") -> dict[str, Any]:
+    """A JSON array of items."""
+    schema = {"type": "array", "items": items, "description": words}
+    return {**schema, "maxItems": max_items} if max_items is not None else schema
+
+
+TIMESTAMP = {
+    "type": ["string", "null"],
+    "format": "iso-8601",
+    "description": "null or an ISO-8601 time such as 2026-01-31T12:00:00+00:00",
+}
+RUN_ID = {
+    "type": ["string", "null"],
+    "pattern": RUN_ID_PATTERN,
+    "description": "null or letters, digits, '.', '_' or '-' (at most 64)",
+}
+STATUS = {"type": "string", "enum": list(STATUSES), "description": f"one of {', '.join(IMPORTABLE_STATUSES)}"}
+
+# host is devices.HostInfo.to_dict(): its known fields are checked; fields a newer build adds are kept.
+GPU = open_ended(
+    {"index": whole(0), "name": text(), "compute_capability": text(nullable=True), "memory_mb": whole(0, nullable=True)}
+)
+HOST = open_ended(
+    {
+        **{name: text(nullable=True) for name in ("hostname", "platform", "python", "tensorflow", "keras")},
+        **{name: text(nullable=True) for name in ("cpu_model", "cuda_build", "cudnn_build")},  # None: a CPU-only build
+        "cpu_cores": whole(0),
+        "logical_cpus": whole(0),
+        "gpus": list_of(GPU),
+    }
+)
+
+
+# -- a training run's file (RunResult.to_dict()) ---------------------------------------------------------
+EPOCH = closed(
+    {
+        "epoch": whole(1),  # and numbered 1, 2, ... in order: core.history.checks
+        "train_loss": number(0, MAX_LOSS),
+        "train_accuracy": number(0, 1),
+        "test_loss": number(0, MAX_LOSS),
+        "test_accuracy": number(0, 1),
+        "train_seconds": number(0, MAX_SECONDS),
+        "eval_seconds": number(0, MAX_SECONDS),
+        "samples_per_second": number(0, MAX_RATE),
+        "warmup": {"type": "boolean", "description": "true or false"},
+        "gflops_per_second": number(0, MAX_RATE, nullable=True),
+    },
+    required=("epoch", "train_loss", "train_accuracy", "test_loss", "test_accuracy", "train_seconds",
+              "eval_seconds", "samples_per_second", "warmup"),
+)  # fmt: skip
+SHORT_VALUE = {"type": _SCALAR, "maxLength": 100, "description": "a single short value"}
+# Version 1's config fields, all required; TrainConfig itself then checks each value.
+RUN_CONFIG_V1 = ("dataset", "model", "device", "epochs", "batch_size", "learning_rate", "optimizer", "seed",
+                 "execution", "train_subset", "hidden_units")  # fmt: skip
+RUN_V1 = closed(
+    {
+        "schema_version": {"const": 1, "description": "1"},
+        "kind": {"const": "train", "description": '"train" (or no kind)'},
+        "run_id": RUN_ID,
+        "status": STATUS,
+        "error": text(nullable=True),
+        "started_at": TIMESTAMP,
+        "finished_at": TIMESTAMP,
+        "config": closed({f.name: SHORT_VALUE for f in fields(TrainConfig)}, required=RUN_CONFIG_V1),
+        "host": HOST,
+        "device": open_ended({"variables_on": text(nullable=True)}),
+        "epochs": list_of(EPOCH),
+    },
+    required=("schema_version", "config", "host", "device", "status", "epochs"),
+)
+
+
+# -- a sweep's file (SweepResult.to_dict()) --------------------------------------------------------------
+# Short values only, so SweepConfig's sentences, which quote what they refuse, stay one short line.
+SWEEP_SETTING = {
+    "type": [*_SCALAR, "array"],
+    "maxLength": 38,
+    "maxItems": MAX_CONFIG_LIST,
+    "items": {"type": _SCALAR, "maxLength": 8, "description": "a short value"},
+    "description": f"a short value or a list of at most {MAX_CONFIG_LIST} short values",
+}
+DEVICE_INFO = closed(
+    {
+        **{name: text() for name in ("requested", "tf_device", "name", "label")},
+        "variables_on": text(nullable=True),
+        "peak_gflops": number(0, nullable=True),
+        "peak_matrix_size": whole(1, nullable=True),
+    }
+)
+MODEL = closed(
+    {
+        "name": text(),
+        "hidden_units": whole(1),
+        **{name: whole(0) for name in ("parameters", "train_flops_per_sample", "forward_flops_per_sample")},
+    }
+)
+POINT = closed(
+    {
+        "device": {"type": "string", "minLength": 1, "description": "a device name such as cpu or gpu"},
+        "batch_size": whole(1, MAX_BATCH),
+        "steps": whole(0, MAX_STEPS),  # a failed point timed 0 steps
+        "samples_per_second": number(0, nullable=True),
+        "samples_per_second_min": number(0, nullable=True),
+        "samples_per_second_max": number(0, nullable=True),
+        "samples_per_second_repeats": {
+            "type": ["array", "null"],
+            "items": number(0),
+            "maxItems": MAX_REPEATS,
+            "description": f"a list of at most {MAX_REPEATS} numbers",
+        },
+        **{name: number(0, nullable=True) for name in ("step_ms", "gflops_per_second", "utilisation")},
+        **{name: number(0, nullable=True) for name in ("compile_seconds", "warmup_seconds")},
+        "error": text(nullable=True),
+    },
+    required=("device", "batch_size", "steps"),
+)
+SWEEP_V1 = closed(
+    {
+        "schema_version": {"const": 1, "description": "1"},
+        "kind": {"const": "sweep", "description": '"sweep"'},
+        "run_id": RUN_ID,
+        "status": STATUS,
+        "error": text(nullable=True),
+        "started_at": TIMESTAMP,
+        "finished_at": TIMESTAMP,
+        "config": closed({f.name: SWEEP_SETTING for f in fields(SweepConfig)}),  # SweepConfig fills the defaults
+        "model": MODEL,
+        "host": HOST,
+        "devices": {"type": "object", "additionalProperties": DEVICE_INFO, "description": "an object ({...})"},
+        "crossover": text(nullable=True),  # recomputed from the points, never trusted
+        "points": list_of(POINT),
+    },
+    required=("schema_version", "kind", "status", "config", "model", "host", "devices", "points"),
+)
+
+TRAIN_KIND = "train"  # a training run's file may leave "kind" out
+SCHEMAS: dict[str, dict[int, dict[str, Any]]] = {
+    TRAIN_KIND: {1: RUN_V1},
+    "sweep": {1: SWEEP_V1},
+}

@@ -1,0 +1,102 @@
+"""How results map to rows of the history file: a training run to a runs row and its epochs rows, anything else
+(a sweep) to a runs row holding its file's JSON. Each function works inside the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import asdict, fields
+from typing import Any
+
+from core.history.checks import check_result
+from core.history.database import StoreError
+from core.history.limits import RunFileError
+from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
+
+RUN_COLUMNS = "run_id, status, schema_version, config, host, device, error, started_at, finished_at, origin"
+_EPOCH_FIELDS = {f.name for f in fields(EpochMetrics)}
+_RECORD_TEXT = ("started_at", "finished_at", "error")  # a record's payload fields copied to their columns
+
+
+def to_json(value: Any) -> str:
+    """A value as stored: strict JSON (no NaN or infinity), or StoreError saying why not."""
+    try:
+        return json.dumps(value, allow_nan=False)
+    except ValueError as err:  # NaN or infinity: JSON (and the file format) has no such number
+        raise StoreError(f"A run cannot be stored: {err}.") from None
+
+
+def write(db: sqlite3.Connection, result: RunResult | SweepResult, origin: str) -> None:
+    """Insert or replace a training run (with its epochs) or a sweep; StoreError if its id is another kind's."""
+    if isinstance(result, RunResult):
+        write_run(db, result, origin)
+    elif not write_record(db, result.kind, result.to_dict(), result.run_id, result.status, origin):
+        raise StoreError(f"The id {result.run_id} is already used by a result of another kind.")
+
+
+def write_run(db: sqlite3.Connection, result: RunResult, origin: str) -> None:
+    """Insert or replace a run's row (no longer owned by a process) and write every epoch it has."""
+    if not result.run_id:
+        raise StoreError("A run needs a run_id to be stored.")
+    db.execute(
+        f"INSERT INTO runs ({RUN_COLUMNS}, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, schema_version = excluded.schema_version,"
+        " config = excluded.config, host = excluded.host, device = excluded.device, error = excluded.error,"
+        " started_at = excluded.started_at, finished_at = excluded.finished_at,"
+        " owner_host = NULL, owner_pid = NULL, owner_token = NULL",
+        (result.run_id, result.status, result.schema_version, to_json(result.config), to_json(result.host),
+         to_json(result.device), result.error, result.started_at, result.finished_at, origin, utc_now()),
+    )  # fmt: skip
+    write_epochs(db, result.run_id, result.epochs)
+
+
+def write_epochs(db: sqlite3.Connection, run_id: str | None, epochs: Iterable[EpochMetrics]) -> None:
+    """Insert or replace epochs rows."""
+    for m in epochs:
+        db.execute(
+            "INSERT OR REPLACE INTO epochs (run_id, epoch, metrics) VALUES (?, ?, ?)",
+            (run_id, m.epoch, to_json(asdict(m))),
+        )
+
+
+def write_record(
+    db: sqlite3.Connection, kind: str, payload: dict, run_id: str, status: str, origin: str = "local"
+) -> int:
+    """Insert or replace a record of `kind` (0 rows if the id is another kind's), its times in their columns."""
+    started, finished, error = (v if isinstance(v, str) else None for v in map(payload.get, _RECORD_TEXT))
+    return db.execute(
+        "INSERT INTO runs (run_id, kind, status, schema_version, payload, started_at, finished_at, error, origin,"
+        " stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, payload = excluded.payload,"
+        " started_at = excluded.started_at, finished_at = excluded.finished_at, error = excluded.error"
+        " WHERE runs.kind = excluded.kind",
+        (run_id, kind, status, payload.get("schema_version", 1), to_json(payload), started, finished, error,
+         origin, utc_now()),
+    ).rowcount  # fmt: skip
+
+
+def read_runs(rows: list[tuple], epoch_rows: Iterable[tuple[str, str]]) -> dict[str, RunResult]:
+    """RunResults from runs rows (RUN_COLUMNS) and their (run_id, metrics) epochs rows in epoch order."""
+    epochs: dict[str, list[EpochMetrics]] = {row[0]: [] for row in rows}
+    for run_id, metrics in epoch_rows:
+        values = json.loads(metrics)  # fields a newer version added are left out
+        epochs[run_id].append(EpochMetrics(**{k: v for k, v in values.items() if k in _EPOCH_FIELDS}))
+    return {
+        run_id: RunResult(
+            config=json.loads(config), host=json.loads(host), device=json.loads(device), status=status,
+            error=error, epochs=epochs[run_id], started_at=started, finished_at=finished, run_id=run_id,
+            schema_version=version,
+        )
+        for run_id, status, version, config, host, device, error, started, finished, _origin in rows
+    }  # fmt: skip
+
+
+def read_sweep(run_id: str, payload: str | None) -> SweepResult:
+    """A stored sweep, checked as a sweep file is (RunFileError says what is wrong with it)."""
+    try:
+        data = json.loads(payload or "null")
+    except ValueError:
+        raise RunFileError(f"Sweep {run_id} is not stored as JSON.") from None
+    return check_result(SWEEP_KIND, data)
