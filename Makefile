@@ -1,10 +1,11 @@
 # make run: start the dashboard at http://localhost:8501.  make test: every test, with lint.
+# make test-fast: everything but the real-browser test, for quick loops.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install system-deps run test lint bench clean
+.PHONY: install system-deps run test test-fast lint bench clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -31,9 +32,13 @@ run: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
 
 test: install system-deps lint
 	$(PY) -m pytest
+
+test-fast: install system-deps lint
+	$(PY) -m pytest -m "not browser"
 
 bench: install
 	$(PY) bench/train_speed.py
