@@ -1,4 +1,4 @@
-"""python -m core: the command line (see core/cli.py)."""
+"""python -m core: the command line (see core/cli/__init__.py)."""
 
 import sys
 

@@ -7,14 +7,13 @@ import json
 import os
 import sys
 
-from core.cli import EXIT_OK, _db_flag, command, fail
+from core.cli.common import EXIT_OK, Command, db_flag, fail
+from core.history.importer import RunFileError
+from core.history.store import Store, StoreError, default_db_path
 
 
-# -- history, export, import ---------------------------------------------------------
-def _existing_store(args: argparse.Namespace):
+def _existing_store(args: argparse.Namespace) -> Store | None:
     """The history named by --db, or None where there is no such file yet (reading creates nothing)."""
-    from core.history.store import Store, default_db_path
-
     path = args.db or default_db_path()
     return Store(path) if os.path.exists(path) else None
 
@@ -26,12 +25,16 @@ def _table(head: str, rows: list[tuple[str, ...]]) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table)
 
 
+def _when(iso: str | None) -> str:
+    return (iso or "?")[:16].replace("T", " ")
+
+
 def format_history(rows) -> str:
     """The history as an aligned text table, newest first."""
     cells = [
         (
             r.run_id,
-            (r.when or "?")[:16].replace("T", " "),
+            _when(r.when),
             r.dataset or "?",
             r.model or "?",
             f"{r.device} ({r.variables_on})" if r.variables_on else str(r.device),
@@ -52,7 +55,7 @@ def format_sweeps(rows) -> str:
     cells = [
         (
             r.run_id,
-            (r.when or "?")[:16].replace("T", " "),
+            _when(r.when),
             f"{r.model or '?'} (hidden {r.hidden_units})" if r.hidden_units else r.model or "?",
             ",".join(r.devices) or "?",
             ",".join(map(str, r.batch_sizes)) or "?",
@@ -68,8 +71,6 @@ def format_sweeps(rows) -> str:
 
 def cmd_history(args: argparse.Namespace) -> int:
     """List recorded runs, then sweeps, newest first."""
-    from core.history.store import StoreError
-
     try:
         store = _existing_store(args)
         rows, sweeps = (store.history(), store.sweeps()) if store else ([], [])
@@ -87,8 +88,6 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Print one run or sweep as JSON (the train/sweep --json format), or its epochs or points as CSV."""
-    from core.history.store import StoreError
-
     try:
         store = _existing_store(args)
         text = (store.export_csv if args.csv else store.export_json)(args.run_id) if store else None
@@ -104,9 +103,6 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Add a run or sweep file (from train/sweep --json or export, e.g. a GPU server's) to the history."""
-    from core.history.importer import RunFileError
-    from core.history.store import Store, StoreError
-
     try:
         outcome = Store(args.db).import_result_file(args.file)
     except RunFileError as err:
@@ -119,20 +115,20 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def _history_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
-    _db_flag(p)
+    db_flag(p)
 
 
 def _export_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_id", metavar="RUN_ID")
     p.add_argument("--csv", action="store_true", help="a run's epochs or a sweep's points as CSV instead of JSON")
-    _db_flag(p)
+    db_flag(p)
 
 
 def _import_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="a run's or a sweep's JSON file (at most 5 MB)")
-    _db_flag(p)
+    db_flag(p)
 
 
-command("history", "list recorded runs and sweeps, newest first", _history_flags)(cmd_history)
-command("export", "print a recorded run or sweep as JSON, or its epochs or points as CSV", _export_flags)(cmd_export)
-command("import", "add a run's or sweep's JSON file (e.g. from a GPU server) to the history", _import_flags)(cmd_import)
+HISTORY = Command("list recorded runs and sweeps, newest first", _history_flags, cmd_history)
+EXPORT = Command("print a recorded run or sweep as JSON, or its epochs or points as CSV", _export_flags, cmd_export)
+IMPORT = Command("add a run's or sweep's JSON file (e.g. from a GPU server) to the history", _import_flags, cmd_import)

@@ -1,17 +1,15 @@
-"""python -m core sweep: training throughput across batch sizes on each device."""
+"""python -m core sweep: training throughput across batch sizes on each device, and where the GPU wins."""
 
 from __future__ import annotations
 
 import argparse
 
-from core.cli import EXIT_CANCELLED, EXIT_OK, EXIT_USAGE, _db_flag, _stop_on_ctrl_c, command, fail, write_json
-from core.config import DATASETS, MODELS, ConfigError
+from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
+from core.config import DATASETS, DEFAULT_BATCH_SIZES, MODELS, ConfigError, SweepConfig
+from core.history.store import Store, StoreError, new_run_id
 
 
-# -- sweep -------------------------------------------------------------------
 def _sweep_flags(p: argparse.ArgumentParser) -> None:
-    from core.engine.sweep import DEFAULT_BATCH_SIZES, SweepConfig
-
     d = SweepConfig()
     p.add_argument("--devices", default=",".join(d.devices), help="comma-separated, e.g. cpu,gpu")
     p.add_argument("--model", choices=MODELS, default=d.model)
@@ -22,7 +20,7 @@ def _sweep_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", choices=DATASETS, default=d.dataset)
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--json", metavar="FILE", help="write the sweep's result as JSON to FILE")
-    _db_flag(p)
+    db_flag(p)
 
 
 def format_point(point) -> str:
@@ -42,10 +40,15 @@ SWEEP_HEADER = (
 )
 
 
+def format_summary(result) -> str:
+    """How many points were measured, and the crossover, in one line."""
+    measured = sum(1 for p in result.points if p.samples_per_second)
+    total = SweepConfig.from_dict(result.config).progress_total
+    return f"{result.status}: {measured} of {total} points measured. {result.crossover()}"
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Time training at each batch size on each device, print a table and the crossover."""
-    from core.engine.sweep import SweepConfig, run_sweep
-
     try:
         config = SweepConfig(
             devices=args.devices,
@@ -59,7 +62,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     except ConfigError as err:
         return fail(str(err), EXIT_USAGE)
-    from core.history.store import Store, StoreError, new_run_id
+    from core.engine.sweep import run_sweep  # TensorFlow loads here, once the flags are known to be good
 
     run_id = new_run_id()
     try:
@@ -88,18 +91,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             print(SWEEP_HEADER, flush=True)
         print(format_point(point), flush=True)
 
-    result = run_sweep(config, on_point=on_point, should_stop=_stop_on_ctrl_c(), run_id=run_id)
-    try:
-        store.save_record(result.kind, result.to_dict(), run_id, result.status)
-    except StoreError as err:
-        return fail(str(err))
-    if (code := write_json(args.json, result)) is not None:
-        return code
-    if result.status == "failed":
-        return fail(result.error or "the sweep failed.")
-    measured = sum(1 for p in result.points if p.samples_per_second)
-    print(f"{result.status}: {measured} of {config.progress_total} points measured. {result.crossover()}")
-    return EXIT_CANCELLED if result.status == "cancelled" else EXIT_OK
+    result = run_sweep(config, on_point=on_point, should_stop=stop_on_ctrl_c(), run_id=run_id)
+    return save_and_report(store, result, args.json, format_summary, "the sweep failed.")
 
 
-command("sweep", "time training across batch sizes on each device; find where the GPU wins", _sweep_flags)(cmd_sweep)
+COMMAND = Command("time training across batch sizes on each device; find where the GPU wins", _sweep_flags, cmd_sweep)

@@ -1,0 +1,78 @@
+"""What every subcommand shares: exit codes, the one-sentence error, --db, Ctrl-C, and the save-and-report tail."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core.history.store import Store, StoreError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its help line, the flags it takes and the function that runs it (returns the exit code)."""
+
+    help: str
+    add_flags: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad flag prints one sentence (no usage block) and exits with 2."""
+
+    def error(self, message: str):  # noqa: D102 - argparse hook
+        self.exit(EXIT_USAGE, f"error: {message} (see {self.prog} --help).\n")
+
+
+def fail(message: str, code: int = EXIT_FAILED) -> int:
+    """Print one sentence to stderr and return the exit code."""
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def db_flag(p: argparse.ArgumentParser) -> None:
+    """--db FILE: the history file every command that reads or records runs takes."""
+    p.add_argument("--db", metavar="FILE", help="run history file (default $TFDASH_DB, else ~/.local/share/tfdash)")
+
+
+def stop_on_ctrl_c() -> Callable[[], bool]:
+    """Ctrl-C asks the job to stop after the current step; what it finished is kept."""
+    stop = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, lambda *_: stop.set())
+    return stop.is_set
+
+
+def write_json(path: str | None, result: Any) -> int | None:
+    """Write result.to_json() to --json FILE; an exit code if that failed, else None."""
+    if not path:
+        return None
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(result.to_json())
+    except OSError as err:
+        return fail(f"--json: cannot write {path} ({err.strerror}).")
+    return None
+
+
+def save_and_report(
+    store: Store, result: Any, json_path: str | None, summary: Callable[[Any], str], failed: str
+) -> int:
+    """The end of a train or sweep: store the result, write --json, then the summary or the failure; the exit code."""
+    try:
+        store.save(result)
+    except StoreError as err:
+        return fail(str(err))
+    if (code := write_json(json_path, result)) is not None:
+        return code
+    if result.status == "failed":
+        return fail(result.error or failed)  # the job's own sentence, else `failed`
+    print(summary(result))
+    return EXIT_CANCELLED if result.status == "cancelled" else EXIT_OK
