@@ -30,7 +30,10 @@ what an idle page adds work to. The whole-process figures, the training throughp
 second, read from the page's "N of M epochs" line when it has one) and Chromium's own CPU are
 printed as well, so the trade can be judged. Caveats: an idle page in a layout that watches the
 run redraws at every epoch, and the charts grow with the epochs, so B is measured later in the
-run than A; run it twice to see the noise.
+run than A; run it twice to see the noise. When the CPUs are saturated (2 cores with Chromium on
+them, and Python's GIL shared by the script threads and the training worker) extra pages mostly slow
+training down and the watching threads coalesce their redraws, so the difference can come out near
+zero or negative: the script then says so, and the epochs/s change is the figure to read beside it.
 
 Prints a few lines, no asserts; exits non-zero with one sentence when a step fails.
 """
@@ -355,8 +358,8 @@ def report(a: dict, b: dict, pages: int, seconds: float) -> None:
         return (f"{tag}: whole process {m['total']:.2f} s CPU in {m['seconds']:.1f} s "
                 f"(training threads {m['training']:.2f}, other {m['other']:.2f}){rate}; Chromium {m['browser']:.2f} s")  # fmt: skip
 
-    say(line("A, 1 page        ", a))
-    say(line(f"B, 1+{pages} pages      ", b))
+    say(line(f"{'A, 1 page':<13}", a))
+    say(line(f"{f'B, 1+{pages} pages':<13}", b))
     say("per thread name, CPU s in A -> B (threads):")
     names = sorted(set(a["by_name"]) | set(b["by_name"]), key=lambda n: -(b["by_name"].get(n, [0])[0]))
     for n in names:
