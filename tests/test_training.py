@@ -5,8 +5,9 @@ import math
 
 import pytest
 
-from core.config import TrainConfig
+from core.config import EXECUTION_ALIASES, EXECUTIONS, TrainConfig, canonical_execution
 from core.engine import models
+from core.engine.step import TARGET_CALL_SECONDS
 from core.engine.training import train
 from core.results import RunResult
 
@@ -65,11 +66,45 @@ def test_same_seed_same_numbers():
     assert [e.train_loss for e in a.epochs] == pytest.approx([e.train_loss for e in b.epochs], rel=1e-5)
 
 
-def test_plain_fit_mode_learns_the_same_task():
-    fast = train(TrainConfig(epochs=2, **TINY))
-    plain = train(TrainConfig(epochs=2, execution="keras-default", **TINY))
-    assert plain.status == "completed", plain.error
-    assert plain.final_test_accuracy() == pytest.approx(fast.final_test_accuracy(), abs=0.1)
+@pytest.fixture(scope="module")
+def three_modes(fashion_mnist):
+    """The same run in each execution mode: a 2,000-image Fashion-MNIST subset, 2 epochs (about 80 %, not saturated)."""
+    settings = dict(dataset="fashion_mnist", train_subset=2_000, batch_size=50, epochs=2, seed=5)
+    return {name: train(TrainConfig(execution=name, **settings)) for name in EXECUTIONS}
+
+
+def test_every_mode_trains_on_the_same_batches_so_accuracy_agrees(three_modes):
+    for name, result in three_modes.items():
+        assert result.status == "completed", (name, result.error)
+    accuracies = {name: r.final_test_accuracy() for name, r in three_modes.items()}
+    assert 0.6 < min(accuracies.values())
+    # Same initial weights, same batches in the same order: only float rounding may differ.
+    assert max(accuracies.values()) - min(accuracies.values()) <= 0.005, accuracies
+    losses = [r.epochs[0].train_loss for r in three_modes.values()]
+    assert max(losses) == pytest.approx(min(losses), rel=1e-3)
+
+
+def test_jit_compile_is_recorded_and_the_same_in_every_mode(three_modes):
+    # No GPU here: XLA off, set explicitly in every mode (never Keras' "auto").
+    assert {r.device["jit_compile"] for r in three_modes.values()} == {False}
+
+
+def test_keras_fit_spe_runs_several_steps_per_execution(three_modes):
+    spe, fit = three_modes["keras-fit-spe"], three_modes["keras-fit"]
+    assert fit.device["steps_per_execution"] == 1
+    n = spe.device["steps_per_execution"]
+    # 2,000 / 50 = 40 steps an epoch; N is sized for an execution of about 0.2 s, at most an epoch.
+    assert 1 < n <= 40
+    assert n * spe.device["calibration_step_ms"] <= TARGET_CALL_SECONDS * 1000
+    assert "steps_per_execution" not in three_modes["multi-step-loop"].device
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(EXECUTION_ALIASES.items()))
+def test_old_execution_names_are_read_as_the_new_ones(old, new):
+    config = TrainConfig(execution=old, **TINY)
+    assert config.execution == new and config.to_dict()["execution"] == new
+    assert canonical_execution(old) == new and canonical_execution(new) == new
+    assert TrainConfig.from_dict({**config.to_dict(), "execution": old}) == config
 
 
 def test_cancel_keeps_finished_epochs():
@@ -84,17 +119,23 @@ def test_cancel_keeps_finished_epochs():
     assert result.error is None
 
 
-@pytest.mark.parametrize("execution", ["fast", "keras-default"])
-def test_cancel_mid_epoch_discards_only_the_partial_epoch(execution):
-    calls = {"n": 0}
+@pytest.mark.parametrize("execution", EXECUTIONS)
+def test_cancel_during_epoch_1_keeps_no_epoch(execution):
+    # Stop at the second check: after the first call (loop) or execution (fit), inside epoch 1.
+    checks, finished = [], []
 
-    def stop_soon():
-        calls["n"] += 1
-        return calls["n"] > 3
+    def stop_at_second_check():
+        checks.append(len(finished))
+        return len(checks) >= 2
 
-    result = train(TrainConfig(epochs=5, execution=execution, **TINY), should_stop=stop_soon)
-    assert result.status == "cancelled"
-    assert len(result.epochs) <= 1
+    result = train(
+        TrainConfig(epochs=5, execution=execution, **TINY),
+        on_epoch=lambda m, r: finished.append(m.epoch),
+        should_stop=stop_at_second_check,
+    )
+    assert result.status == "cancelled" and result.error is None
+    assert result.epochs == [] and finished == []
+    assert checks == [0, 0]  # honoured at once: nothing ran, and nothing asked, after the stop
 
 
 def test_failure_is_a_result_not_an_exception():

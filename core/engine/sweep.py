@@ -7,7 +7,7 @@ How one point (a device at a batch size) is measured:
      and the allocator settle.
   4. `repeats` timed repeats of `steps` steps each (auto: about REPEAT_SECONDS of work), wall clock
      around finished work. samples/s = steps * batch / seconds; the median and min/max are reported.
-The step is training's own (core.engine.training.build_train_chunk), on synthetic data already on the
+The step is training's own (core.engine.step.build_train_chunk), on synthetic data already on the
 device, so neither the input pipeline nor a second training loop is what gets measured.
 
 Use: run_sweep(SweepConfig(devices=("cpu", "gpu"), model="mlp", hidden_units=512)), or submit the
@@ -18,20 +18,19 @@ from __future__ import annotations
 
 import math
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from core.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, ConfigError, SweepConfig
+from core.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
 from core.engine import data as datasets
 from core.engine import devices, models
 from core.engine import peak as peaks
+from core.engine.executions.base import jit_compile_for
+from core.engine.job import Cancelled, StopCheck, check_placement, measure_peak, never_stop, run_job
+from core.engine.step import StepRunner, build_train_chunk
 from core.engine.tf_setup import tf
-
-# Training's call size, stop check and cancellation: a point in progress is discarded like an epoch.
-from core.engine.training import TARGET_CALL_SECONDS, Cancelled, StopCheck
 from core.results import (
     SWEEP_SCHEMA_VERSION,
     SweepPoint,
@@ -68,41 +67,14 @@ LEARNING_RATE = 0.01
 PointCallback = Callable[[SweepPoint, SweepResult], None]
 
 
-class _Steps:
-    """Runs optimizer steps in calls of about TARGET_CALL_SECONDS, checking Stop between calls."""
-
-    def __init__(self, train_chunk, indices, max_chunk: int, should_stop: StopCheck):
-        t = tf()
-        self._call, self._indices, self._max_chunk, self._stop = train_chunk, indices, max_chunk, should_stop
-        self._zero = t.constant(0)
-        self.chunk, self.per_step = 1, math.inf
-
-    def run(self, steps: int) -> float:
-        """Run `steps` steps; return wall-clock seconds around finished work."""
-        t = tf()
-        began = time.perf_counter()
-        done = 0
-        while done < steps:
-            if self._stop():
-                raise Cancelled
-            count = min(self.chunk, steps - done)
-            call_began = time.perf_counter()
-            loss, _ = self._call(self._indices, self._zero, t.constant(count))
-            # .numpy() waits for the device: the sync point that makes the time honest.
-            loss.numpy()
-            self.per_step = (time.perf_counter() - call_began) / count
-            self.chunk = max(1, min(self._max_chunk, int(TARGET_CALL_SECONDS / max(self.per_step, 1e-7))))
-            done += count
-        return time.perf_counter() - began
-
-    def warm_up(self) -> float:
-        """Untimed steps until at least WARMUP_STEPS and WARMUP_SECONDS have passed."""
-        began, done = time.perf_counter(), 0
-        while done < WARMUP_STEPS or time.perf_counter() - began < WARMUP_SECONDS:
-            count = self.chunk
-            self.run(count)
-            done += count
-        return time.perf_counter() - began
+def _warm_up(runner: StepRunner, indices, stop: StopCheck) -> float:
+    """Untimed steps until at least WARMUP_STEPS and WARMUP_SECONDS have passed; their seconds."""
+    seconds, done = 0.0, 0
+    while done < WARMUP_STEPS or seconds < WARMUP_SECONDS:
+        count = runner.chunk
+        seconds += runner.run(indices, count, stop).seconds
+        done += count
+    return seconds
 
 
 def _auto_steps(per_step: float) -> int:
@@ -114,29 +86,23 @@ def _measure_point(config: SweepConfig, name: str, tf_device: str, pool, batch: 
     t = tf()
     import keras
 
-    from core.engine.training import _use_xla, build_train_chunk
-
     keras.utils.set_random_seed(config.seed)
     model = models.build(config.model, config.hidden_units)
-    placed = devices.short_device(model.trainable_variables[0].value.device)
-    if placed != tf_device.strip("/").upper():
-        # Soft placement moved the model: never report that as the device asked for.
-        raise devices.DeviceError(f"The model's variables were placed on {placed}, not {tf_device.strip('/')}.")
-    result.devices[name]["variables_on"] = placed
+    result.devices[name]["variables_on"] = check_placement(model, tf_device)
     result.model.setdefault("parameters", int(model.count_params()))
     optimizer = keras.optimizers.SGD(learning_rate=LEARNING_RATE)
     optimizer.build(model.trainable_variables)
     x, y = pool
-    step = build_train_chunk(model, optimizer, x, y, batch, _use_xla(tf_device))
+    step = build_train_chunk(model, optimizer, x, y, batch, jit_compile_for(tf_device))
     max_chunk = max(1, min(MAX_STEPS, INDEX_BUDGET // batch))
     rng = np.random.default_rng(config.seed)
     indices = t.constant(rng.integers(0, int(x.shape[0]), size=max_chunk * batch, dtype=np.int32))
 
-    runner = _Steps(step, indices, max_chunk, stop)
-    compile_seconds = runner.run(1)
-    warmup_seconds = runner.warm_up()
+    runner = StepRunner(step, max_chunk)
+    compile_seconds = runner.run(indices, 1, stop).seconds
+    warmup_seconds = _warm_up(runner, indices, stop)
     steps = config.steps or _auto_steps(runner.per_step)
-    seconds = [runner.run(steps) for _ in range(config.repeats)]
+    seconds = [runner.run(indices, steps, stop).seconds for _ in range(config.repeats)]
     rates = [steps * batch / s for s in seconds]
     median = statistics.median(rates)
     gflops = result.model["train_flops_per_sample"] * median / 1e9
@@ -160,19 +126,12 @@ def _failed_point(name: str, batch: int, error: str) -> SweepPoint:
     return SweepPoint(name, batch, 0, None, None, None, error=error)  # 0 steps: nothing was timed
 
 
-def _error_text(err: BaseException) -> str:
-    if isinstance(err, (devices.DeviceError, datasets.DatasetError, ConfigError)):
-        return str(err)
-    first_line = (str(err).strip().splitlines() or [""])[0][:300]
-    return f"{type(err).__name__}: {first_line}" if first_line else type(err).__name__
-
-
 def _peak(tf_device: str) -> dict[str, Any]:
-    try:
-        measured = peaks.measure(tf_device)
-    except Exception:  # noqa: BLE001 - utilisation is a bonus; throughput is still measured
-        return {"peak_gflops": None, "peak_matrix_size": None}
-    return {"peak_gflops": measured.gflops, "peak_matrix_size": measured.matrix_size}
+    measured = measure_peak(tf_device)
+    return {
+        "peak_gflops": measured.gflops if measured else None,
+        "peak_matrix_size": measured.matrix_size if measured else None,
+    }
 
 
 def run_sweep(
@@ -182,9 +141,10 @@ def run_sweep(
     run_id: str | None = None,
 ) -> SweepResult:
     """Measure every device at every batch size; never raises (a failure is result.status == 'failed')."""
-    stop: StopCheck = should_stop or (lambda: False)
+    stop = should_stop or never_stop
     result = SweepResult(config=config.to_dict(), started_at=utc_now(), run_id=run_id)
-    try:
+
+    def work() -> None:
         t = tf()
         result.host = devices.host_info().to_dict()
         # Every device is resolved before anything is timed: a missing GPU fails at once.
@@ -224,11 +184,7 @@ def run_sweep(
                     result.points.append(point)
                     if on_point is not None:
                         on_point(point, result)
-        result.status = "completed"
-    except Cancelled:
-        result.status = "cancelled"
-    except Exception as err:  # noqa: BLE001 - a failed sweep is a result, not a crash of the caller
-        result.status = "failed"
-        result.error = _error_text(err)
-    result.finished_at = utc_now()
-    return result
+
+    return run_job(
+        result, work, out_of_memory=f"Out of memory measuring {config.model} on {', '.join(config.devices)}."
+    )

@@ -1,0 +1,95 @@
+"""The multi-step training step: many optimizer steps in one tf.function call, sized to about 0.2 s.
+
+Shared by the multi-step-loop execution mode (core.engine.executions.loop) and the batch-size
+sweep (core.engine.sweep), so both time the same step.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from core.engine.job import Cancelled, StopCheck
+from core.engine.tf_setup import tf
+
+# One call runs many optimizer steps, sized so that a call lasts about this long: short enough
+# to honour Stop within a second and to report progress, long enough that per-call overhead
+# (Python, dispatch, the host-device sync) vanishes.
+TARGET_CALL_SECONDS = 0.2
+
+
+def build_train_chunk(model, optimizer, x, y, batch: int, jit_compile: bool):
+    """train_chunk(order, start, count) -> (loss sum, hits): `count` optimizer steps in one call.
+
+    Step i trains on the rows of x, y listed in order[(start + i) * batch : (start + i + 1) * batch].
+    x, y and order should already be on the device; the optimizer built for the model's variables.
+    """
+    t = tf()
+    import keras
+
+    loss_fn = keras.losses.sparse_categorical_crossentropy
+
+    @t.function(jit_compile=jit_compile, reduce_retracing=True)
+    def train_chunk(order, start, count):
+        loss_sum = t.constant(0.0)
+        correct = t.constant(0.0)
+        for i in t.range(count):
+            idx = t.slice(order, [(start + i) * batch], [batch])
+            xb, yb = t.gather(x, idx), t.gather(y, idx)
+            with t.GradientTape() as tape:
+                probs = model(xb, training=True)
+                loss = t.reduce_mean(loss_fn(yb, probs))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply(grads, model.trainable_variables)
+            loss_sum += loss
+            hits = t.equal(t.argmax(probs, axis=1, output_type=t.int32), yb)
+            correct += t.reduce_sum(t.cast(hits, t.float32))
+        return loss_sum, correct
+
+    return train_chunk
+
+
+@dataclass(frozen=True)
+class StepTotals:
+    """What `steps` optimizer steps did: summed batch losses, correct predictions, wall-clock seconds."""
+
+    loss_sum: float
+    hits: float
+    seconds: float
+
+
+class StepRunner:
+    """Runs optimizer steps in calls of about TARGET_CALL_SECONDS, checking Stop between calls.
+
+    `order` holds `batches` batches of row indices. A run starts at its first batch and walks on;
+    one that needs more steps than `order` holds (the sweep's) starts over at the first batch.
+    The call size adapts after every call and carries over from one run to the next.
+    """
+
+    def __init__(self, train_chunk, batches: int):
+        self._call, self._batches = train_chunk, batches
+        self.chunk = 1  # steps in the next call; the first call traces the step
+        self.per_step = math.inf  # seconds per step in the last call
+
+    def run(self, order, steps: int, should_stop: StopCheck) -> StepTotals:
+        """Run `steps` steps over `order`; Cancelled if should_stop() says so between calls."""
+        t = tf()
+        began = time.perf_counter()
+        done, loss_sum, hits = 0, 0.0, 0.0
+        while done < steps:
+            if should_stop():
+                raise Cancelled
+            count = min(self.chunk, steps - done)
+            start = done % self._batches
+            if start + count > self._batches:
+                start = 0
+            call_began = time.perf_counter()
+            loss, correct = self._call(order, t.constant(start), t.constant(count))
+            # .numpy() waits for the device to finish: the sync point that makes the time honest.
+            loss_sum += float(loss.numpy())
+            hits += float(correct.numpy())
+            self.per_step = (time.perf_counter() - call_began) / count
+            self.chunk = max(1, min(self._batches, int(TARGET_CALL_SECONDS / max(self.per_step, 1e-7))))
+            done += count
+        return StepTotals(loss_sum, hits, time.perf_counter() - began)
