@@ -64,4 +64,7 @@ def test_devices_json():
     proc = run_cli("devices", "--json")
     assert proc.returncode == 0, proc.stderr
     info = json.loads(proc.stdout)
-    assert {"cpu_model", "cpu_cores", "tensorflow", "cuda_build", "cudnn_build", "gpus"} <= set(info)
+    assert list(info) == [
+        "hostname", "platform", "python", "tensorflow", "keras", "cpu_model", "cpu_cores", "logical_cpus",
+        "cuda_build", "cudnn_build", "gpus",
+    ]  # fmt: skip

@@ -61,7 +61,7 @@ def test_a_valid_file_round_trips_export_then_import_exactly(tmp_path):
     with Store(tmp_path / "a.sqlite3") as first, Store(tmp_path / "b.sqlite3") as second:
         outcome = first.import_bytes(VALID_TEXT.encode())
         assert outcome.added and outcome.run_id == "gpu0run00001"
-        assert "gpu-server" in outcome.describe() and "GPU:0" in outcome.describe()
+        assert outcome.describe() == "Imported run gpu0run00001 from gpu-server (GPU:0, completed)."
         exported = first.export_json("gpu0run00001")
         assert exported == VALID_TEXT  # byte for byte the file that came in
         second.import_bytes(exported.encode())
@@ -74,7 +74,8 @@ def test_a_valid_file_round_trips_export_then_import_exactly(tmp_path):
 def test_importing_the_same_run_twice_adds_nothing(filled):
     before = db_bytes(filled)
     outcome = filled.import_bytes(OTHER_TEXT.encode())
-    assert not outcome.added and "already in the history" in outcome.describe()
+    assert not outcome.added
+    assert outcome.describe() == "Run other0000001 from gpu-server is already in the history; nothing changed."
     assert db_bytes(filled) == before and len(filled.history()) == 2
 
 
@@ -321,8 +322,9 @@ def test_cli_import_and_export_exit_codes(tmp_path, capsys):
     good.write_text(VALID_TEXT)
     bad.write_text(VALID_TEXT.replace('"completed"', '"finished"'))
     assert main(["import", str(good), "--db", db]) == 0
-    assert capsys.readouterr().out.startswith("Imported run gpu0run00001 from gpu-server")
-    assert main(["import", str(good), "--db", db]) == 0 and "already" in capsys.readouterr().out
+    assert capsys.readouterr().out == "Imported run gpu0run00001 from gpu-server (GPU:0, completed).\n"
+    assert main(["import", str(good), "--db", db]) == 0
+    assert capsys.readouterr().out == "Run gpu0run00001 from gpu-server is already in the history; nothing changed.\n"
     for path, says in ((bad, "status must be one of"), (tmp_path / "absent.json", "No such file")):
         assert main(["import", str(path), "--db", db]) == 1
         err = capsys.readouterr().err.strip().splitlines()

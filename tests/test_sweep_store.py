@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from core.cli import main
 from core.config import DATASETS, MODELS
+from core.engine.kinds import JOB_KINDS
 from core.engine.sweep import SweepConfig, SweepPoint, SweepResult, crossover_sentence
 from core.history.importer import IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError
 from core.history.store import Store, StoreError, attach
@@ -72,7 +73,7 @@ VALID_DICT = json.loads(VALID_TEXT)
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
     """A tiny CPU sweep run by a Runner attached to a fresh store: (store, the runner's final status)."""
-    runner, store = Runner(), Store(tmp_path_factory.mktemp("sweeps") / "runs.sqlite3")
+    runner, store = Runner(JOB_KINDS), Store(tmp_path_factory.mktemp("sweeps") / "runs.sqlite3")
     attach(runner, store)
     run_id = runner.submit(TINY)
     status = runner.wait(run_id, timeout=120)
@@ -109,7 +110,11 @@ def test_export_then_import_round_trips_byte_for_byte(recorded, tmp_path):
         laptop.checkpoint()
         before = db_bytes(laptop)
         again = laptop.import_result_bytes(text.encode())
-        assert not again.added and "already in the history" in again.describe()
+        assert not again.added
+        assert (
+            again.describe()
+            == f"Sweep {status.run_id} from {row_host(status)} is already in the history; nothing changed."
+        )
         assert db_bytes(laptop) == before and len(laptop.sweeps()) == 1
 
 
@@ -380,7 +385,7 @@ def test_cli_sweep_records_it_and_history_export_import_handle_sweeps(tmp_path, 
     assert main(["history", "--db", db]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("SWEEP") and lines[1].split()[0] == run_id
-    assert "softmax" in lines[1] and "16,64" in lines[1] and "2/2" in lines[1] and "completed" in lines[1]
+    assert lines[1].split()[3:8] == ["softmax", "cpu", "16,64", "2/2", "completed"] and len(lines) == 2
     with Store(db) as store:
         store.finish(make_result(run_id="run1"))
     assert main(["history", "--json", "--db", db]) == 0
@@ -398,9 +403,10 @@ def test_cli_sweep_records_it_and_history_export_import_handle_sweeps(tmp_path, 
     assert csv_lines[0].startswith("device,run_id,batch_size,steps,samples_per_second") and len(csv_lines) == 3
 
     assert main(["import", str(written), "--db", laptop]) == 0
-    assert capsys.readouterr().out.startswith(f"Imported sweep {run_id} from ")
+    host = json.loads(written.read_text())["host"]["hostname"]
+    assert capsys.readouterr().out == f"Imported sweep {run_id} from {host} (cpu, completed).\n"
     assert main(["import", str(written), "--db", laptop]) == 0
-    assert "already in the history" in capsys.readouterr().out
+    assert capsys.readouterr().out == f"Sweep {run_id} from {host} is already in the history; nothing changed.\n"
     assert main(["export", run_id, "--db", laptop]) == 0 and capsys.readouterr().out == exported
 
     bad = tmp_path / "bad.json"

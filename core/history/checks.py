@@ -118,7 +118,9 @@ def _run(data: dict[str, Any]) -> RunResult:
                 f"epochs[{i}].epoch must be {i + 1} (epochs are numbered 1, 2, ... in order), not {epoch['epoch']}."
             )
     return RunResult(
-        config=config.to_dict(),
+        # TrainConfig's values, but the execution mode in the file's own words: an older name for the same
+        # mode ("fast") stays as written, so an old file exports unchanged.
+        config={**config.to_dict(), "execution": data["config"]["execution"]},
         host=data["host"],
         device=data["device"],
         status=data["status"],

@@ -29,22 +29,23 @@ _SCALAR = ["string", "number", "boolean", "null"]
 
 
 # -- field types, each with its allowed values in words ---------------------------------------------
-def number(low: float, high: float | None = None, nullable: bool = False) -> dict[str, Any]:
-    """A number from low to high (or at least low), maybe null."""
-    words = f"a number from {low:g} to {high:g}" if high is not None else f"a finite number of at least {low:g}"
-    schema = {"type": ["number", "null"] if nullable else "number", "minimum": low}
+def _bounded(json_type: str, low: float, high: float | None, nullable: bool, words: str) -> dict[str, Any]:
+    schema = {"type": [json_type, "null"] if nullable else json_type, "minimum": low}
     if high is not None:
         schema["maximum"] = high
     return {**schema, "description": words + (" or null" if nullable else "")}
+
+
+def number(low: float, high: float | None = None, nullable: bool = False) -> dict[str, Any]:
+    """A number from low to high (or at least low), maybe null."""
+    words = f"a number from {low:g} to {high:g}" if high is not None else f"a finite number of at least {low:g}"
+    return _bounded("number", low, high, nullable, words)
 
 
 def whole(low: int, high: int | None = None, nullable: bool = False) -> dict[str, Any]:
     """A whole number (never true, never 1.0) from low to high (or at least low), maybe null."""
     words = f"a whole number from {low} to {high}" if high is not None else f"a whole number of at least {low}"
-    schema = {"type": ["integer", "null"] if nullable else "integer", "minimum": low}
-    if high is not None:
-        schema["maximum"] = high
-    return {**schema, "description": words + (" or null" if nullable else "")}
+    return _bounded("integer", low, high, nullable, words)
 
 
 def text(nullable: bool = False) -> dict[str, Any]:
@@ -96,6 +97,17 @@ HOST = open_ended(
 )
 
 
+# What every version 1 file says about itself, whatever its kind.
+ENVELOPE_V1 = {
+    "schema_version": {"const": 1, "description": "1"},
+    "run_id": RUN_ID,
+    "status": STATUS,
+    "error": text(nullable=True),
+    "started_at": TIMESTAMP,
+    "finished_at": TIMESTAMP,
+}
+
+
 # -- a training run's file (RunResult.to_dict()) ---------------------------------------------------------
 EPOCH = closed(
     {
@@ -119,13 +131,8 @@ RUN_CONFIG_V1 = ("dataset", "model", "device", "epochs", "batch_size", "learning
                  "execution", "train_subset", "hidden_units")  # fmt: skip
 RUN_V1 = closed(
     {
-        "schema_version": {"const": 1, "description": "1"},
+        **ENVELOPE_V1,
         "kind": {"const": "train", "description": '"train" (or no kind)'},
-        "run_id": RUN_ID,
-        "status": STATUS,
-        "error": text(nullable=True),
-        "started_at": TIMESTAMP,
-        "finished_at": TIMESTAMP,
         "config": closed({f.name: SHORT_VALUE for f in fields(TrainConfig)}, required=RUN_CONFIG_V1),
         "host": HOST,
         "device": open_ended({"variables_on": text(nullable=True)}),
@@ -181,13 +188,8 @@ POINT = closed(
 )
 SWEEP_V1 = closed(
     {
-        "schema_version": {"const": 1, "description": "1"},
+        **ENVELOPE_V1,
         "kind": {"const": "sweep", "description": '"sweep"'},
-        "run_id": RUN_ID,
-        "status": STATUS,
-        "error": text(nullable=True),
-        "started_at": TIMESTAMP,
-        "finished_at": TIMESTAMP,
         "config": closed({f.name: SWEEP_SETTING for f in fields(SweepConfig)}),  # SweepConfig fills the defaults
         "model": MODEL,
         "host": HOST,

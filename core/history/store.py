@@ -19,23 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from core.config import TrainConfig
-from core.history import tables
-from core.history.database import MIGRATIONS as MIGRATIONS  # re-exported: the schema's versions
+from core.history import importer, tables
 from core.history.database import StoreError, connect, default_db_path, process_token
-from core.history.importer import (
-    FILE_KINDS,
-    ImportOutcome,
-    RunFileError,
-    content_id,
-    parse_result_file,
-    parse_run_file,
-    read_result_file,
-    read_run_file,
-)
+from core.history.importer import ImportOutcome, RunFileError
 from core.history.rows import HistoryRow, SweepRow, history_row, result_csv, sweep_row
 from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
 
-__all__ = ["MIGRATIONS", "Store", "StoreError", "attach", "default_db_path", "get_store", "new_run_id"]
+__all__ = ["Store", "StoreError", "attach", "default_db_path", "get_store", "new_run_id"]
 
 
 def new_run_id() -> str:
@@ -142,23 +132,23 @@ class Store:
     # -- importing and exporting files ---------------------------------------------
     def import_bytes(self, data: bytes) -> ImportOutcome:
         """Add a run from a JSON file's bytes; raises RunFileError (store unchanged) for a bad file."""
-        return self._add_imported(parse_run_file(data))
+        return self._add_imported(importer.parse_run_file(data))
 
     def import_file(self, path: str | os.PathLike) -> ImportOutcome:
         """Add a run from a JSON file written by `python -m core train --json` or export."""
-        return self._add_imported(read_run_file(path))
+        return self._add_imported(importer.read_run_file(path))
 
     def import_result_bytes(self, data: bytes) -> ImportOutcome:
         """Add a training run or a sweep from a JSON file's bytes; raises RunFileError (store unchanged) for a bad file."""
-        return self._add_imported(parse_result_file(data))
+        return self._add_imported(importer.parse_result_file(data))
 
     def import_result_file(self, path: str | os.PathLike) -> ImportOutcome:
         """Add a training run or a sweep from a JSON file (train --json, sweep --json or export)."""
-        return self._add_imported(read_result_file(path))
+        return self._add_imported(importer.read_result_file(path))
 
     def _add_imported(self, result: RunResult | SweepResult) -> ImportOutcome:
         if result.run_id is None:  # an id-less file: its content names it, so a second import matches
-            result.run_id = content_id(result)
+            result.run_id = importer.content_id(result)
         with self._tx() as db:  # check and insert in one transaction, so two importers cannot both add it
             row = db.execute("SELECT kind FROM runs WHERE run_id = ?", (result.run_id,)).fetchone()
             if row is None:
@@ -166,7 +156,7 @@ class Store:
                 return ImportOutcome(result.run_id, True, result)
         existing = self._readable(row[0], result.run_id)
         if existing is None or existing.to_dict() != result.to_dict():
-            noun = FILE_KINDS[getattr(result, "kind", "train")].noun
+            noun = importer.FILE_KINDS[getattr(result, "kind", "train")].noun
             raise RunFileError(
                 f"A different {noun} with id {result.run_id} is already in the history; delete it there to replace it."
             )
