@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.config import ConfigError, TrainConfig
+from core.config import EXECUTIONS, ConfigError, TrainConfig
 from core.engine.devices import GPU_ADVICE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,16 +150,28 @@ def modes(probe: Probe) -> list[Mode]:
         Mode("cpu", "CPU", ({"device": "cpu"},), False),
         *(Mode(g, f"{g.upper()} · {names[g]}" if names.get(g) else "GPU", ({"device": g},), True) for g in gpus),
         Mode("cpu-vs-gpu", "CPU vs GPU", ({"device": "cpu"}, {"device": first}), True),
-        Mode("fit:cpu", "Fast vs plain model.fit, on the CPU", _fit_runs("cpu"), False),
+        Mode("fit:cpu", "Multi-step loop vs plain model.fit, on the CPU", _fit_runs("cpu"), False),
+        Mode("executions:cpu", EXECUTIONS_LABEL.format(device="the CPU"), _execution_runs("cpu"), False),
     ]
     if probe.gpus:
-        found.append(Mode(f"fit:{first}", f"Fast vs plain model.fit, on {first.upper()}", _fit_runs(first), True))
+        found += [
+            Mode(f"fit:{first}", f"Multi-step loop vs plain model.fit, on {first.upper()}", _fit_runs(first), True),
+            Mode(f"executions:{first}", EXECUTIONS_LABEL.format(device=first.upper()), _execution_runs(first), True),
+        ]
     return found
 
 
+EXECUTIONS_LABEL = "model.fit vs steps_per_execution vs multi-step loop, on {device}"
+
+
 def _fit_runs(device: str) -> tuple[dict[str, str], ...]:
-    # The plain model.fit run first: it is the baseline the fast path is measured against.
-    return ({"device": device, "execution": "keras-default"}, {"device": device, "execution": "fast"})
+    # The plain model.fit run first: it is the baseline the multi-step loop is measured against.
+    return ({"device": device, "execution": "keras-fit"}, {"device": device, "execution": "multi-step-loop"})
+
+
+def _execution_runs(device: str) -> tuple[dict[str, str], ...]:
+    # Every execution mode, plain model.fit (the baseline) first, in core.config.EXECUTIONS' order.
+    return tuple({"device": device, "execution": name} for name in EXECUTIONS)
 
 
 def unavailable(mode: Mode, probe: Probe) -> str | None:

@@ -43,7 +43,7 @@ def test_defaults_are_the_tutorial():
         ("learning_rate", "0.1", "finite number"),
         ("optimizer", "rmsprop", "sgd, adam"),
         ("seed", -1, "from 0"),
-        ("execution", "eager", "fast, keras-default"),
+        ("execution", "eager", "keras-fit, keras-fit-spe, multi-step-loop"),
         ("train_subset", 5, "from 10 to 60000"),
         ("train_subset", 60_001, "from 10 to 60000"),
         ("hidden_units", 0, "from 1"),

@@ -49,7 +49,7 @@ def test_a_check_that_hangs_is_given_up():
 
 def test_without_a_gpu_every_gpu_mode_is_listed_but_refused():
     modes = {m.key: m for m in probe.modes(NO_GPU)}
-    assert list(modes) == ["cpu", "gpu:0", "cpu-vs-gpu", "fit:cpu"]
+    assert list(modes) == ["cpu", "gpu:0", "cpu-vs-gpu", "fit:cpu", "executions:cpu"]
     for key in ("gpu:0", "cpu-vs-gpu"):
         assert probe.unavailable(modes[key], NO_GPU) == "no GPU found on this machine"
         with pytest.raises(ConfigError) as err:
@@ -66,11 +66,15 @@ def test_compare_modes_submit_the_same_config_twice_differing_only_in_device_or_
     cpu, gpu = probe.plan(SETTINGS, "cpu-vs-gpu", TWO_GPUS)
     assert (cpu.device, gpu.device) == ("cpu", "gpu:0")
     assert cpu.to_dict() | {"device": "gpu:0"} == gpu.to_dict()
-    plain, fast = probe.plan(SETTINGS, "fit:cpu", NO_GPU)
-    assert (plain.execution, fast.execution) == ("keras-default", "fast")
-    assert plain.to_dict() | {"execution": "fast"} == fast.to_dict()
+    plain, loop = probe.plan(SETTINGS, "fit:cpu", NO_GPU)
+    assert (plain.execution, loop.execution) == ("keras-fit", "multi-step-loop")
+    assert plain.to_dict() | {"execution": "multi-step-loop"} == loop.to_dict()
+    # The three-way comparison: plain fit (the baseline) first, then steps_per_execution, then the loop.
+    three = probe.plan(SETTINGS, "executions:cpu", NO_GPU)
+    assert [c.execution for c in three] == ["keras-fit", "keras-fit-spe", "multi-step-loop"]
+    assert all(c.to_dict() | {"execution": "keras-fit"} == plain.to_dict() for c in three)
     keys = [m.key for m in probe.modes(TWO_GPUS)]
-    assert keys == ["cpu", "gpu:0", "gpu:1", "cpu-vs-gpu", "fit:cpu", "fit:gpu:0"]
+    assert keys == ["cpu", "gpu:0", "gpu:1", "cpu-vs-gpu", "fit:cpu", "executions:cpu", "fit:gpu:0", "executions:gpu:0"]
     assert probe.modes(TWO_GPUS)[2].label == "GPU:1 · NVIDIA L4"
 
 
