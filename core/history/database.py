@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
+import uuid
 from pathlib import Path
 
 DB_ENV = "TFDASH_DB"
@@ -59,6 +60,11 @@ def default_db_path() -> Path:
         return Path(os.environ[DB_ENV]).expanduser()
     data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return Path(data_home) / APP_DIR / DB_FILE
+
+
+def new_run_id() -> str:
+    """A fresh run id: 12 hex digits."""
+    return uuid.uuid4().hex[:12]
 
 
 def connect(path: Path) -> sqlite3.Connection:

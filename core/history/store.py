@@ -12,7 +12,6 @@ import os
 import socket
 import sqlite3
 import threading
-import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,17 +19,12 @@ from typing import Any
 
 from core.config import TrainConfig
 from core.history import importer, tables
-from core.history.database import StoreError, connect, default_db_path, process_token
+from core.history.database import StoreError, connect, default_db_path, new_run_id, process_token
 from core.history.importer import ImportOutcome, RunFileError
 from core.history.rows import HistoryRow, SweepRow, history_row, result_csv, sweep_row
 from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
 
 __all__ = ["Store", "StoreError", "attach", "default_db_path", "get_store", "new_run_id"]
-
-
-def new_run_id() -> str:
-    """A fresh run id: 12 hex digits."""
-    return uuid.uuid4().hex[:12]
 
 
 class Store:
@@ -150,26 +144,20 @@ class Store:
         if result.run_id is None:  # an id-less file: its content names it, so a second import matches
             result.run_id = importer.content_id(result)
         with self._tx() as db:  # check and insert in one transaction, so two importers cannot both add it
-            row = db.execute("SELECT kind FROM runs WHERE run_id = ?", (result.run_id,)).fetchone()
+            row = db.execute("SELECT 1 FROM runs WHERE run_id = ?", (result.run_id,)).fetchone()
             if row is None:
                 tables.write(db, result, "imported")
                 return ImportOutcome(result.run_id, True, result)
-        existing = self._readable(row[0], result.run_id)
+        try:
+            existing = self.get(result.run_id) or self.get_sweep(result.run_id)
+        except StoreError:  # a stored sweep that cannot be read is never the same as a good file
+            existing = None
         if existing is None or existing.to_dict() != result.to_dict():
             noun = importer.FILE_KINDS[getattr(result, "kind", "train")].noun
             raise RunFileError(
                 f"A different {noun} with id {result.run_id} is already in the history; delete it there to replace it."
             )
         return ImportOutcome(result.run_id, False, existing)
-
-    def _readable(self, kind: str, run_id: str) -> RunResult | SweepResult | None:
-        """The stored result of `kind` under `run_id`, or None if it is another kind or cannot be read."""
-        if kind == "train":
-            return self.get(run_id)
-        try:
-            return self.get_sweep(run_id) if kind == SWEEP_KIND else None
-        except StoreError:
-            return None
 
     def export_json(self, run_id: str) -> str:
         """A run or a sweep as the file `train --json` or `sweep --json` writes (raises KeyError if unknown)."""
