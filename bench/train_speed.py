@@ -1,12 +1,13 @@
-"""Benchmark: core's fast training against plain keras model.fit, in the same process.
+"""Benchmark: core's training (the multi-step loop by default) against plain keras model.fit, in the same process.
 
 The tutorial's model (softmax regression) on Fashion-MNIST, batch 100, SGD 0.1, on the
 CPU. Epochs alternate: after each core epoch, one plain-fit epoch runs on its own
 model, so machine noise hits both alike. Epoch 1 of each is warm-up (tracing) and is
-left out of the medians. Prints both median epoch times, both test accuracies, what
-the per-epoch callback costs, and, last, speedup_vs_plain_keras_fit.
+left out of the medians. Plain fit is written as most code is (Keras' own shuffle), with
+jit_compile set as core sets it for the device. Prints both median epoch times, both test
+accuracies, what the per-epoch callback costs, and, last, speedup_vs_plain_keras_fit.
 
-    .venv/bin/python bench/train_speed.py [--epochs 8] [--device cpu]
+    .venv/bin/python bench/train_speed.py [--epochs 8] [--device cpu] [--execution multi-step-loop]
 """
 
 from __future__ import annotations
@@ -19,12 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.config import TrainConfig  # noqa: E402
-from core.engine import (
-    data,
-    devices,
-    models,  # noqa: E402
-)
+from core.config import EXECUTIONS, TrainConfig, canonical_execution  # noqa: E402
+from core.engine import data, devices, models  # noqa: E402
+from core.engine.executions import jit_compile_for  # noqa: E402
 from core.engine.tf_setup import tf  # noqa: E402
 from core.engine.training import train  # noqa: E402
 
@@ -40,6 +38,7 @@ def plain_keras(config: TrainConfig, tf_device: str):
             optimizer=keras.optimizers.SGD(learning_rate=config.learning_rate),
             loss="sparse_categorical_crossentropy",
             metrics=["accuracy"],
+            jit_compile=jit_compile_for(tf_device),  # as core sets it: never Keras' "auto"
         )
     return model
 
@@ -48,8 +47,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=8, help="epochs per side (>= 4: 3+ steady-state)")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--execution", default="multi-step-loop", type=canonical_execution, choices=EXECUTIONS, help="core's mode"
+    )
     args = parser.parse_args()
-    config = TrainConfig(dataset="fashion_mnist", model="softmax", device=args.device, epochs=args.epochs)
+    config = TrainConfig(
+        dataset="fashion_mnist", model="softmax", device=args.device, epochs=args.epochs, execution=args.execution
+    )
     tf_device = devices.resolve(config.device)
     ds = data.load(config.dataset)
     model = plain_keras(config, tf_device)
@@ -81,6 +85,10 @@ def main() -> None:
     info = devices.host_info()
     print(f"host: {info.cpu_model}, {info.cpu_cores} cores; TensorFlow {info.tensorflow}, Keras {info.keras}")
     print(f"config: softmax, fashion_mnist, batch {config.batch_size}, sgd {config.learning_rate}, {config.device}")
+    extra = (
+        f", steps_per_execution {result.device['steps_per_execution']}" if config.execution == "keras-fit-spe" else ""
+    )
+    print(f"core execution: {config.execution}, jit_compile {result.device['jit_compile']}{extra}")
     print(f"epochs each: {config.epochs} (epoch 1 is warm-up; medians over epochs 2-{config.epochs})")
     print("epoch  core_s  plain_fit_s  core_test_acc  plain_test_acc")
     for e, p, acc in zip(result.epochs, plain_times, plain_acc, strict=True):

@@ -26,6 +26,12 @@ def _stop_callback(engine: KerasFit):
     import keras
 
     class StopWhenAsked(keras.callbacks.Callback):
+        # Keras syncs with the device for the logs of any callback with batch hooks, once per
+        # execution, unless the callback is async_safe: then it runs on a worker thread and the
+        # steps keep flowing, as in a fit without callbacks. Stop may land a few batches later;
+        # Keras flushes these calls at each epoch's and evaluation's end, before `stopped` is read.
+        async_safe = True
+
         def on_train_batch_end(self, batch, logs=None):
             if engine.should_stop():
                 engine.stopped = self.model.stop_training = True
