@@ -1,6 +1,8 @@
 """The dashboard through Streamlit's AppTest: first render, a Quick demo run, GPU guard, bad settings.
 
-The History and Scaling tabs have their own files (test_history_app.py, test_scaling_app.py).
+The History and Scaling views have their own files (test_history_app.py, test_scaling_app.py); all
+three reach a view with page(). AppTest runs no fragment ticks, so settle() stands in for them: it
+waits for the page's jobs to finish, then reruns the page, as the live fragment does in a browser.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import io
 import json
 import subprocess
 import sys
+import time
 
 import pyarrow as pa
 import pytest
@@ -21,25 +24,43 @@ from core.engine.devices import GPU_ADVICE
 from core.results import speedup_sentence
 from tests.conftest import ROOT, require
 from ui import live, views
-from ui.resources import get_runner
+from ui.resources import get_runner, get_store
+from ui.watcher import Watch
 
 APP = str(ROOT / "streamlit_app.py")
 # The hardware check imports TensorFlow in a subprocess: seconds, more on a busy machine.
 PROBE_WAIT_S = 120
 
 
+VIEWS = {"Train": "ui/train.py", "History": "ui/history.py", "Scaling": "ui/scaling.py", "Devices": "ui/devices.py"}
+
+
+def page(view: str = "Train", at: AppTest | None = None) -> AppTest:
+    """One view of the page, drawn: in `at`'s session, or in a fresh browser session after the hardware check."""
+    if at is None:
+        hw = probe.wait(PROBE_WAIT_S)
+        assert hw.state == probe.READY, hw.message
+        at = AppTest.from_file(APP, default_timeout=30).run()
+    return at.switch_page(VIEWS[view]).run()
+
+
+def settle(at: AppTest, kind: str = "train", timeout: float = 180) -> AppTest:
+    """Wait until the jobs the page shows have finished and are stored, then rerun the page."""
+    ids = at.session_state[kind].ids
+    for run_id in ids:
+        get_runner().wait(run_id, timeout)
+    stored = get_store().get if kind == "train" else get_store().get_sweep
+    deadline = time.monotonic() + 10  # the store writes a job's end just after the runner reports it
+    while not all((r := stored(i)) is not None and r.status != "running" for i in ids):
+        assert time.monotonic() < deadline, "the store did not record the finished jobs"
+        time.sleep(0.05)
+    return at.run()
+
+
 @pytest.fixture()
 def at() -> AppTest:
-    """The page after the hardware check has answered (here: no GPU)."""
-    hw = probe.wait(PROBE_WAIT_S)
-    assert hw.state == probe.READY, hw.message
-    return AppTest.from_file(APP, default_timeout=30).run()
-
-
-def tab(at: AppTest, label: str):
-    """One tab of the page (Train, History, Scaling, Devices): queries on it see only what it holds."""
-    (found,) = [t for t in at.tabs if t.label == label]
-    return found
+    """The Train view after the hardware check has answered (here: no GPU)."""
+    return page("Train")
 
 
 def chart_specs(node) -> list[tuple[dict, list[dict]]]:
@@ -107,21 +128,24 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     assert at.session_state["model"] == "mlp" and at.session_state["epochs"] == 3
     # No GPU here: the demo still compares two runs, plain model.fit first (the baseline).
     assert at.session_state["mode"] == "fit:cpu"
-    at.button(key="run").click().run(timeout=180)
-
-    train = tab(at, "Train")
+    at.button(key="run").click().run()
+    status = " ".join(m.value for m in at.markdown)
+    assert "CPU (plain fit): " in status and "CPU (multi-step loop): " in status  # live: epochs or "next"
+    train = settle(at)
     assert not at.exception
     assert not train.error
     epochs = at.session_state["epochs"]
     status = " ".join(m.value for m in train.markdown)
-    assert f"CPU (plain fit): done, {epochs} epochs" in status and f"CPU (fast): done, {epochs} epochs" in status
+    assert f"CPU (plain fit): done, {epochs} epochs" in status
+    assert f"CPU (multi-step loop): done, {epochs} epochs" in status
+    assert "Queue — empty" in " ".join(c.value for c in at.caption)
 
     (acc_spec, acc_rows), (time_spec, time_rows) = chart_specs(train)
     acc, secs = encoding(acc_spec), encoding(time_spec)
     assert acc["x"]["field"] == "epoch" and acc["y"]["field"] == "accuracy"
     assert secs["x"]["field"] == "epoch" and secs["y"]["field"] == "seconds"
     assert acc["color"]["field"] == secs["color"]["field"] == "series"
-    series = ["CPU (plain fit)", "CPU (fast)"]
+    series = ["CPU (plain fit)", "CPU (multi-step loop)"]
     assert acc["color"]["scale"]["domain"] == series
     assert {r["series"] for r in acc_rows} == {r["series"] for r in time_rows} == set(series)
     for name in series:
@@ -132,8 +156,8 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
         # An MLP on 20,000 Fashion-MNIST images: well above chance (10%) after one epoch.
         assert len(test_acc) == epochs and min(test_acc) > 0.6
 
-    results = [get_runner().status(i).result for i in at.session_state["runs"]]
-    assert [r.config["execution"] for r in results] == ["keras-default", "fast"]
+    results = [get_runner().status(i).result for i in at.session_state["train"].ids]
+    assert [r.config["execution"] for r in results] == ["keras-fit", "multi-step-loop"]
     assert all(r.status == "completed" and r.device["variables_on"] == "CPU:0" for r in results)
     # Six metrics per run, in the order the runs are listed.
     labels = ["Final test accuracy", "Median epoch (2+)", "Warm-up cost", "Samples / s", "GFLOP/s", "Share of peak"]
@@ -151,11 +175,11 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
         assert shown["Share of peak"] == (f"{share:.1%}" if share >= 0.001 else f"{share:.2%}")
     sentence = speedup_sentence(results[0], results[1], *series)
     assert f"### {views.plain(sentence)}" in [m.value for m in train.markdown]
-    assert sentence.startswith("CPU (fast) is ")
+    assert sentence.startswith("CPU (multi-step loop) is ")
 
     downloads = [b.label for b in train.download_button]
-    assert downloads == ["CPU (plain fit) run · JSON", "CPU (fast) run · JSON", "All epochs · CSV"]
-    devices = " ".join(m.value for m in tab(at, "Devices").markdown)
+    assert downloads == ["CPU (plain fit) run · JSON", "CPU (multi-step loop) run · JSON", "All epochs · CSV"]
+    devices = " ".join(m.value for m in page("Devices", at).markdown)
     assert "variables lived on CPU:0" in devices
 
 
@@ -169,7 +193,7 @@ def test_gpu_modes_are_visibly_unavailable_and_cannot_start_a_run(at):
     jobs_before = len(get_runner().jobs())
     at.radio(key="mode").set_value("cpu-vs-gpu").run()
     assert at.button(key="run").disabled
-    (warning,) = tab(at, "Train").warning
+    (warning,) = at.warning
     assert warning.value.startswith("CPU vs GPU cannot run here: no GPU found on this machine.")
     assert GPU_ADVICE in warning.value
 
@@ -178,8 +202,8 @@ def test_gpu_modes_are_visibly_unavailable_and_cannot_start_a_run(at):
     assert not at.button(key="run").disabled
     at.session_state["mode"] = "gpu:0"
     at.button(key="run").click().run()
-    assert "GPU cannot run here: no GPU found on this machine." in [e.value for e in tab(at, "Train").error]
-    assert "runs" not in at.session_state
+    assert "GPU cannot run here: no GPU found on this machine." in [e.value for e in at.error]
+    assert "train" not in at.session_state or not at.session_state["train"].own
     assert len(get_runner().jobs()) == jobs_before
     assert not at.exception
 
@@ -190,13 +214,13 @@ def test_a_bad_setting_shows_its_one_sentence_and_disables_run(at):
     # Training samples (under Advanced) smaller than the batch: a cross-field check only TrainConfig makes.
     at.number_input(key="train_subset").set_value(1000)
     at.number_input(key="batch_size").set_value(5000).run()
-    assert [e.value for e in tab(at, "Train").error] == [str(expected.value)]
+    assert [e.value for e in at.error] == [str(expected.value)]
     assert "batch_size" in str(expected.value)
     assert at.button(key="run").disabled
     assert not at.exception
 
     at.number_input(key="batch_size").set_value(100).run()
-    assert not tab(at, "Train").error and not at.button(key="run").disabled
+    assert not at.error and not at.button(key="run").disabled
 
 
 def test_a_missing_dataset_says_why_and_names_the_ones_available(at):
@@ -207,7 +231,7 @@ def test_a_missing_dataset_says_why_and_names_the_ones_available(at):
     captions = list(at.radio(key="dataset").proto.captions)
     assert captions[at.radio(key="dataset").options.index("MNIST")] == mnist.reason
     at.radio(key="dataset").set_value("mnist").run()
-    (info,) = tab(at, "Train").info
+    (info,) = at.info
     assert info.value.startswith("MNIST is not on this machine yet")
     assert "available offline: Fashion-MNIST, Synthetic" in info.value
     assert not at.exception
@@ -220,9 +244,9 @@ def test_a_failed_run_shows_its_one_sentence_not_a_traceback(at):
     ids = live.submit_group(runner, [config])
     failed = runner.wait(ids[0], 120)
     assert failed.state == "failed"
-    at.session_state["runs"] = ids
+    at.session_state["train"] = Watch(ids, own=True)
     at.run()
-    assert [e.value for e in tab(at, "Train").error] == [f"CPU:7: {failed.error}"]
+    assert [e.value for e in at.error] == [f"CPU:7: {failed.error}"]
     assert failed.error.startswith("There is no cpu:7") and "\n" not in failed.error
-    assert "CPU:7: failed" in " ".join(m.value for m in tab(at, "Train").markdown)
+    assert "CPU:7: failed" in " ".join(m.value for m in at.markdown)
     assert not at.exception

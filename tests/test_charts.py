@@ -34,8 +34,15 @@ def rows(spec: dict) -> list[dict]:
 def test_series_labels_name_the_device_and_tell_execution_modes_apart():
     cpu, gpu = TrainConfig(device="cpu"), TrainConfig(device="gpu:0")
     assert charts.series_labels([cpu, gpu]) == ["CPU", "GPU:0"]
-    plain, fast = TrainConfig(execution="keras-default"), TrainConfig(execution="fast")
-    assert charts.series_labels([plain, fast]) == ["CPU (plain fit)", "CPU (fast)"]
+    plain, loop = TrainConfig(execution="keras-fit"), TrainConfig(execution="multi-step-loop")
+    assert charts.series_labels([plain, loop]) == ["CPU (plain fit)", "CPU (multi-step loop)"]
+    # Names older versions wrote read as today's (core.config's aliases).
+    assert charts.series_labels([TrainConfig(execution="keras-default"), TrainConfig(execution="fast")]) == [
+        "CPU (plain fit)",
+        "CPU (multi-step loop)",
+    ]
+    spe = TrainConfig(execution="keras-fit-spe")
+    assert charts.series_labels([plain, spe]) == ["CPU (plain fit)", "CPU (fit, steps_per_execution)"]
     assert charts.series_labels([]) == []
 
 

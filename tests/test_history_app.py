@@ -1,4 +1,4 @@
-"""The History tab through AppTest: runs seen across sessions, import (good, repeated, bad), overlay, delete.
+"""The History view through AppTest: runs seen across sessions, import (good, repeated, bad), overlay, delete.
 
 Two AppTest instances in one process share the runner and the store (conftest points TFDASH_DB at a
 throwaway file), as two browser tabs on one server do.
@@ -14,31 +14,21 @@ import zipfile
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import probe
 from core.config import TrainConfig
 from core.history.importer import RunFileError, parse_result_file
 from core.history.rows import history_row
 from core.history.store import Store, get_store
-from core.results import speedup_sentence
-from tests.conftest import ROOT
 from tests.sample_runs import make_result
-from tests.test_app import PROBE_WAIT_S, chart_specs, encoding, tab
+from tests.test_app import chart_specs, encoding, page, settle
 from ui import live, views
 from ui.resources import get_runner
 
-APP = str(ROOT / "streamlit_app.py")
 # A training small enough for seconds: 200 synthetic images, two epochs (epoch 2 is the steady one).
 TINY = {"dataset": "synthetic", "model": "softmax", "train_subset": 200, "batch_size": 50, "epochs": 2}
 
 
-def page() -> AppTest:
-    """A fresh browser session's page, after the hardware check (no GPU here)."""
-    assert probe.wait(PROBE_WAIT_S).state == probe.READY
-    return AppTest.from_file(APP, default_timeout=30).run()
-
-
 def history_table(at: AppTest):
-    (table,) = tab(at, "History").dataframe
+    (table,) = at.dataframe
     return table.value
 
 
@@ -65,12 +55,12 @@ def test_a_run_submitted_in_one_session_is_in_another_sessions_history():
     for key, value in TINY.items():
         first.session_state[key] = value
     first.session_state["mode"] = "cpu"
-    first.button(key="run").click().run(timeout=120)
-    (run_id,) = first.session_state["runs"]
+    settle(first.button(key="run").click().run())
+    (run_id,) = first.session_state["train"].ids
     assert get_runner().status(run_id).state == "completed"
 
-    second = page()  # another browser tab: it never saw the run
-    assert "runs" not in second.session_state
+    second = page("History")  # another browser tab: it never saw the run
+    assert "train" not in second.session_state
     table = history_table(second)
     row = table[table["Run id"] == run_id].iloc[0]
     assert (row["Dataset"], row["Model"], row["Device"], row["Variables on"]) == (
@@ -88,11 +78,11 @@ def test_a_run_submitted_in_one_session_is_in_another_sessions_history():
 
 
 def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_run(local_run):
-    at = page()
+    at = page("History")
     run_id, data = server_file()
     before = len(get_store().history())
     upload(at, "gpu-run.json", data)
-    history = tab(at, "History")
+    history = at
     assert [s.value for s in history.success] == [
         views.plain(f"Imported run {run_id} from gpu-server (GPU:0, completed).")
     ]
@@ -108,7 +98,7 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
     # The import is picked for the charts; add the local CPU run next to it.
     assert at.multiselect(key="history_pick").value == [run_id]
     at.multiselect(key="history_pick").select(local_run).run()
-    history = tab(at, "History")  # the page as drawn after that rerun
+    history = at  # the page as drawn after that rerun
     here = f"CPU:0 on {socket.gethostname()}"
     (acc_spec, acc_rows), (time_spec, time_rows) = chart_specs(history)
     assert encoding(acc_spec)["color"]["scale"]["domain"] == ["GPU:0 on gpu-server", here]
@@ -116,12 +106,13 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
     assert len([r for r in time_rows if r["series"] == "GPU:0 on gpu-server"]) == 3
     assert [m.label for m in history.metric].count("Final test accuracy") == 2
 
+    # The sentence names the run with the shorter median epoch (epochs 2+) as the faster, by their ratio.
     server, local = get_store().load([run_id, local_run])
-    base, other = views.slower_first([server, local])
-    labels = ["GPU:0 on gpu-server", here]
-    sentence = speedup_sentence([server, local][base], [server, local][other], labels[base], labels[other])
-    assert f"### {views.plain(sentence)}" in [m.value for m in history.markdown]
-    assert "faster than" in sentence
+    medians = {"GPU:0 on gpu-server": server.median_epoch_seconds(), here: local.median_epoch_seconds()}
+    fast, slow = sorted(medians, key=medians.get)
+    expected = f"{fast} is {medians[slow] / medians[fast]:.1f}× faster than {slow} (median of epochs 2+)."
+    (shown,) = [m.value for m in history.markdown if m.value.startswith("### ")]
+    assert shown == f"### {views.plain(expected)}"
     # The runs differ in more than their device, and the page says so.
     assert any(
         "besides the device" in c.value.lower() and "train_subset 1000 vs 200" in c.value for c in history.caption
@@ -130,7 +121,7 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
 
     # The same file again: nothing added, and the page says it is already there.
     upload(at, "gpu-run.json", data)
-    assert [i.value for i in tab(at, "History").info] == [
+    assert [i.value for i in at.info] == [
         views.plain(f"Run {run_id} from gpu-server is already in the history; nothing changed.")
     ]
     assert len(get_store().history()) == before + 1
@@ -151,8 +142,8 @@ def test_a_bad_file_shows_its_one_sentence_and_changes_nothing(data):
     store = get_store()
     store.checkpoint()
     before = store.path.read_bytes()
-    at = upload(page(), "bad.json", data)
-    history = tab(at, "History")
+    at = upload(page("History"), "bad.json", data)
+    history = at
     assert [e.value for e in history.error] == [views.plain(f"bad.json: {refused.value}")]
     assert "\n" not in str(refused.value)
     assert not at.exception
@@ -161,7 +152,7 @@ def test_a_bad_file_shows_its_one_sentence_and_changes_nothing(data):
 
 
 def test_delete_asks_first_and_removes_only_the_picked_run(local_run):
-    at = page()
+    at = page("History")
     keep_id, keep = server_file(seed=1)
     gone_id, gone = server_file(seed=2)
     upload(at, "keep.json", keep)
@@ -169,14 +160,14 @@ def test_delete_asks_first_and_removes_only_the_picked_run(local_run):
     at.multiselect(key="history_pick").set_value([gone_id]).run()
     at.button(key="history_delete").click().run()
     # Asked, not done.
-    assert any("cannot be undone" in w.value for w in tab(at, "History").warning)
+    assert any("cannot be undone" in w.value for w in at.warning)
     assert get_store().get(gone_id) is not None
     at.button(key="history_delete_yes").click().run()
     assert get_store().get(gone_id) is None
     assert get_store().get(keep_id) is not None and get_store().get(local_run) is not None
     assert gone_id not in set(history_table(at)["Run id"]) and keep_id in set(history_table(at)["Run id"])
     assert at.multiselect(key="history_pick").value == []
-    assert "Deleted 1 run; every other run is kept." in [s.value for s in tab(at, "History").success]
+    assert "Deleted 1 run; every other run is kept." in [s.value for s in at.success]
     assert not at.exception
 
 

@@ -28,9 +28,9 @@ def wait_for(condition, timeout: float = 120) -> None:
 def test_a_group_queued_behind_another_says_what_it_waits_for_then_finishes():
     runner = Runner(JOB_KINDS)
     first = live.submit_group(runner, [LONG])
-    plain = TrainConfig(**{**SHORT.to_dict(), "execution": "keras-default"})
+    plain = TrainConfig(**{**SHORT.to_dict(), "execution": "keras-fit"})
     second = live.submit_group(runner, [plain, SHORT])
-    labels = ["CPU (plain fit)", "CPU (fast)"]
+    labels = ["CPU (plain fit)", "CPU (multi-step loop)"]
     assert live.group_ids(runner, second[1]) == second
     assert live.active_group(runner) == first
 
@@ -50,7 +50,7 @@ def test_a_group_queued_behind_another_says_what_it_waits_for_then_finishes():
     assert not live.is_active(done)
     assert (
         live.status_line(done, labels, runner.current())
-        == "CPU (plain fit): done, 2 epochs  ·  CPU (fast): done, 2 epochs"
+        == "CPU (plain fit): done, 2 epochs  ·  CPU (multi-step loop): done, 2 epochs"
     )
     stopped = runner.status(first[0])
     assert stopped.state == "cancelled" and 1 <= stopped.done < 500
@@ -67,7 +67,7 @@ def test_a_running_group_reads_epoch_by_epoch_and_notes_stopping():
     other = JobStatus("h-1", "running", None, 0, 5, (), None, None, LONG)
     finished = JobStatus("g-1", "completed", None, 1, 1, (), None, None, SHORT)
     assert live.status_line([finished], ["CPU"], other) == (
-        "CPU: done, 1 epoch  ·  another session is training softmax on CPU, epoch 1 of 5; a new run waits for it"
+        "CPU: done, 1 epoch  ·  another session is training softmax on CPU, epoch 1 of 5; a new one waits for it"
     )
 
 
@@ -112,3 +112,8 @@ def test_a_sweep_in_the_queue_says_what_it_is_doing():
         unit=SweepConfig.progress_unit,
     )
     assert live.doing(status) == "sweeping mlp on CPU, point 2 of 3"
+    waiting = JobStatus("t1", "queued", 1, 0, 3, (), None, None, SHORT)
+    assert (
+        live.status_line([waiting], ["CPU"], status) == "Waiting: another session is sweeping mlp on CPU, point 2 of 3."
+    )
+    assert live.progress_bar([status]) == ("1 of 3 points", pytest.approx(1 / 3))

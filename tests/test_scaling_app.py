@@ -1,6 +1,6 @@
-"""The Scaling tab: a tiny CPU sweep through the runner, its chart and table; the GPU guard; an imported sweep.
+"""The Scaling view: a tiny CPU sweep through the runner, its chart and table; the GPU guard; an imported sweep.
 
-Plus the tab's pure parts (ui.charts.throughput_chart, ui.views) on hand-made points.
+Plus the view's pure parts (ui.charts.throughput_chart, ui.views, ui.live.queue_line) on hand-made points.
 """
 
 from __future__ import annotations
@@ -8,26 +8,15 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from core import probe
 from core.config import SweepConfig, TrainConfig
 from core.history.store import get_store
 from core.results import SweepPoint, SweepResult, crossover_sentence, points_frame
 from core.runner import JobStatus
-from tests.conftest import ROOT
 from tests.sample_runs import SERVER_HOST
-from tests.test_app import PROBE_WAIT_S, chart_specs, tab
-from ui import charts, views
+from tests.test_app import chart_specs, page, settle
+from ui import charts, live, views
 from ui.resources import get_runner
-
-APP = str(ROOT / "streamlit_app.py")
-
-
-def page() -> AppTest:
-    """A fresh browser session's page, after the hardware check (no GPU here)."""
-    assert probe.wait(PROBE_WAIT_S).state == probe.READY
-    return AppTest.from_file(APP, default_timeout=30).run()
 
 
 def point(device: str, batch: int, rate: float, spread: float = 0.1) -> SweepPoint:
@@ -65,21 +54,24 @@ def server_sweep() -> SweepResult:
 
 
 def test_a_tiny_cpu_sweep_runs_through_the_runner_and_draws_throughput_against_batch_size():
-    at = page()
+    at = page("Scaling")
     at.selectbox(key="sw_model").set_value("softmax")
     at.multiselect(key="sw_batches").set_value([16, 64])
     at.number_input(key="sw_repeats").set_value(2)
     at.number_input(key="sw_steps").set_value(5)
     at.run()
     assert at.checkbox(key="sw_dev_cpu").value and not at.button(key="sw_run").disabled
-    at.button(key="sw_run").click().run(timeout=180)
+    at.button(key="sw_run").click().run()
+    assert at.button(key="sw_run").disabled and not at.button(key="sw_stop").disabled
+    settle(at, "sweep")
     assert not at.exception
+    assert not at.button(key="sw_run").disabled and at.button(key="sw_stop").disabled
 
-    sweep = get_runner().status(at.session_state["sweep"])
+    sweep = get_runner().status(at.session_state["sweep"].ids[0])
     assert sweep.state == "completed" and sweep.unit == "point" and sweep.done == 2
     points = list(sweep.items)
     assert [(p.device, p.batch_size, p.steps) for p in points] == [("cpu", 16, 5), ("cpu", 64, 5)]
-    scaling = tab(at, "Scaling")
+    scaling = at
     assert "**Sweep: done, 2 points**" in [m.value for m in scaling.markdown]
 
     # Stored by the runner's store listener, and the page shows the stored copy.
@@ -107,33 +99,33 @@ def test_a_tiny_cpu_sweep_runs_through_the_runner_and_draws_throughput_against_b
 
 
 def test_a_gpu_sweep_cannot_be_started_on_a_machine_without_one():
-    at = page()
+    at = page("Scaling")
     gpu = at.checkbox(key="sw_dev_gpu_0")
     assert gpu.disabled and not gpu.value
-    assert "unavailable: no GPU found on this machine" in [c.value for c in tab(at, "Scaling").caption]
+    assert "unavailable: no GPU found on this machine" in [c.value for c in at.caption]
     # A stale page whose GPU box was ticked: refused when Run sweep is pressed, nothing queued.
     jobs_before = len(get_runner().jobs())
-    sweep_before = at.session_state["sweep"] if "sweep" in at.session_state else None
+    sweep_before = at.session_state["sweep"].ids if "sweep" in at.session_state else None
     at.session_state["sw_dev_gpu_0"] = True
     at.button(key="sw_run").click().run()
-    errors = [e.value for e in tab(at, "Scaling").error]
+    errors = [e.value for e in at.error]
     assert "GPU cannot be swept here: no GPU found on this machine." in errors
     assert len(get_runner().jobs()) == jobs_before
-    assert (at.session_state["sweep"] if "sweep" in at.session_state else None) == sweep_before
+    assert (at.session_state["sweep"].ids if "sweep" in at.session_state else None) == sweep_before
     assert not at.exception
 
 
 def test_an_uploaded_server_sweep_shows_both_devices_and_where_the_gpu_overtakes():
     sweep = server_sweep()
-    at = page()
+    at = page("History")
     at.file_uploader(key="history_upload").set_value(("sweep.json", sweep.to_json().encode(), "application/json"))
     at.run()
-    (done,) = tab(at, "History").success
+    (done,) = at.success
     assert done.value == views.plain(
-        f"Imported sweep {sweep.run_id} from gpu-server (cpu, gpu, completed). It is in the Scaling tab."
+        f"Imported sweep {sweep.run_id} from gpu-server (cpu, gpu, completed). It is in the Scaling view."
     )
+    scaling = page("Scaling", at)
     assert at.selectbox(key="sweep_pick").value == sweep.run_id
-    scaling = tab(at, "Scaling")
     ((spec, rows),) = chart_specs(scaling)
     assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == ["CPU", "GPU"]
     assert {(r["series"], r["batch_size"]) for r in rows} == {(d, b) for d in ("CPU", "GPU") for b in (16, 64, 256)}
@@ -175,7 +167,7 @@ def test_the_queue_line_says_what_runs_now_and_what_waits_by_position():
     sweep = SweepConfig(devices=("cpu",), model="softmax", batch_sizes=(16, 64))
     running = JobStatus("a1", "running", None, 1, 3, (), None, None, train)
     waiting = JobStatus("b2", "queued", 1, 0, 2, (), None, None, sweep, unit="point")
-    assert views.queue_line([running, waiting], {"b2"}) == (
-        "Queue — now: training mlp on CPU, epoch 2 of 3  ·  waiting: 1. sweep of softmax on CPU (this page)"
+    assert live.queue_line([running, waiting], {"b2"}) == (
+        "Queue — now: training mlp on CPU, epoch 2 of 3  ·  waiting: 1. sweeping softmax on CPU (this page)"
     )
-    assert views.queue_line([], set()).startswith("Queue — empty")
+    assert live.queue_line([], set()).startswith("Queue — empty")

@@ -7,11 +7,16 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from core.config import TrainConfig
+from core.config import TrainConfig, canonical_execution
 
 # Okabe-Ito colours: distinct for colour-blind viewers and still distinct on a washed-out projector.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
-EXECUTION_LABELS = {"fast": "fast", "keras-default": "plain fit"}
+# Short names for a legend, by execution mode (core.config.EXECUTIONS; old names read through its aliases).
+EXECUTION_LABELS = {
+    "keras-fit": "plain fit",
+    "keras-fit-spe": "fit, steps_per_execution",
+    "multi-step-loop": "multi-step loop",
+}
 FONT = {"label": 16, "title": 18, "chart_title": 22, "subtitle": 16}
 HEIGHT = 300  # the plot area; title, axes and legends add to it
 INK = "#1A1A1A"  # dark labels: a projector washes out grey
@@ -22,7 +27,7 @@ def series_labels(configs: Sequence[TrainConfig]) -> list[str]:
     """'CPU', 'GPU:0'; runs on the same device are told apart by execution: 'CPU (plain fit)'."""
     devices = [c.device.upper() for c in configs]
     return [
-        f"{d} ({EXECUTION_LABELS[c.execution]})" if devices.count(d) > 1 else d
+        f"{d} ({EXECUTION_LABELS[canonical_execution(c.execution)]})" if devices.count(d) > 1 else d
         for d, c in zip(devices, configs, strict=True)
     ]
 

@@ -1,7 +1,8 @@
-"""What a page says about runs in progress: groups of runs, snapshots and one-line status sentences.
+"""What a page says about jobs in progress: groups of jobs, snapshots and one-line status sentences.
 
-A group is the runs one Run click submits (CPU then GPU, say), with ids GROUP-1, GROUP-2, ... so
-that any page, a reloaded one included, can find all of a group from one id. No streamlit here.
+A group is the jobs one click submits (a Run: CPU then GPU, say; a Run sweep: one sweep), with ids
+GROUP-1, GROUP-2, ... so that any page, a reloaded one included, can find all of a group from one
+id. Every count and progress word comes from core.progress. No streamlit here.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+from core import progress
 from core.config import TrainConfig
 from core.engine import data as datasets
 from core.results import RunResult
@@ -17,7 +19,7 @@ from core.runner import JobStatus, Runner
 ACTIVE = ("queued", "running")
 
 
-def submit_group(runner: Runner, configs: Sequence[TrainConfig]) -> list[str]:
+def submit_group(runner: Runner, configs: Sequence[object]) -> list[str]:
     """Queue configs one after another as one group; return their run ids."""
     group = uuid.uuid4().hex[:8]
     return [runner.submit(c, run_id=f"{group}-{i}") for i, c in enumerate(configs, 1)]
@@ -31,15 +33,15 @@ def group_ids(runner: Runner, run_id: str) -> list[str]:
     return ids or [run_id]
 
 
-def active_group(runner: Runner) -> list[str]:
-    """The group of the training running or queued first, or [] when the runner is idle."""
-    active = [j for j in runner.jobs() if isinstance(j.config, TrainConfig)]
+def active_group(runner: Runner, kind: type = TrainConfig, jobs: Sequence[JobStatus] | None = None) -> list[str]:
+    """The group of the first running or queued job of config type `kind`, or [] when there is none."""
+    active = [j for j in (runner.jobs() if jobs is None else jobs) if isinstance(j.config, kind)]
     return group_ids(runner, active[0].run_id) if active else []
 
 
-def is_active(runs: Sequence[JobStatus]) -> bool:
-    """Whether any of `runs` is queued or running."""
-    return any(s.state in ACTIVE for s in runs)
+def is_active(jobs: Sequence[JobStatus]) -> bool:
+    """Whether any of `jobs` is queued or running."""
+    return any(s.state in ACTIVE for s in jobs)
 
 
 def snapshot(s: JobStatus) -> RunResult:
@@ -52,41 +54,39 @@ def snapshot(s: JobStatus) -> RunResult:
 
 
 def doing(job: JobStatus) -> str:
-    """'training softmax on CPU, epoch 3 of 10'."""
-    if not isinstance(job.config, TrainConfig):
-        # A sweep: 'sweeping mlp on CPU,GPU, point 2 of 10'.
-        devices = ",".join(d.upper() for d in getattr(job.config, "devices", ()))
-        return (
-            f"sweeping {job.config.model} on {devices}, {job.unit} {min(job.done + 1, job.total or 1)} of {job.total}"
-        )
-    total = job.total or 1
-    return f"training {job.config.model} on {job.config.device.upper()}, epoch {min(job.done + 1, total)} of {total}"
-
-
-_WORDS = {
-    "queued": lambda s: "next",
-    "running": lambda s: f"epoch {min(s.done + 1, s.total or 1)} of {s.total}",
-    "completed": lambda s: f"done, {s.done} epoch{'' if s.done == 1 else 's'}",
-    "cancelled": lambda s: f"stopped after {s.done} of {s.total} epochs" if s.done else "stopped before epoch 1",
-    "failed": lambda s: "failed",
-    "interrupted": lambda s: "interrupted",
-}
+    """'training softmax on CPU, epoch 3 of 10', 'sweeping mlp on CPU, GPU, point 2 of 6'; no progress while queued."""
+    config = job.config
+    if isinstance(config, TrainConfig):
+        what = f"training {config.model} on {config.device.upper()}"
+    else:
+        devices = ", ".join(d.upper() for d in getattr(config, "devices", ()))
+        what = f"sweeping {getattr(config, 'model', '?')} on {devices}"
+    if job.state == "running":
+        return f"{what}, {progress.in_progress(job.unit, job.done, job.total)}"
+    return what
 
 
 def status_line(
-    runs: Sequence[JobStatus], labels: Sequence[str], current: JobStatus | None, stopping: bool = False
+    jobs: Sequence[JobStatus], labels: Sequence[str], current: JobStatus | None, stopping: bool = False
 ) -> str:
     """'CPU: epoch 3 of 10 · GPU:0: next', or 'Waiting: another session is training ...' while queued behind it."""
-    mine = {s.run_id for s in runs}
-    if current is not None and current.run_id not in mine and any(s.state == "queued" for s in runs):
+    mine = {s.run_id for s in jobs}
+    if current is not None and current.run_id not in mine and any(s.state == "queued" for s in jobs):
         return f"Waiting: another session is {doing(current)}."
     parts = []
-    for s, label in zip(runs, labels, strict=True):
-        words = _WORDS[s.state](s)
+    for s, label in zip(jobs, labels, strict=True):
+        words = progress.state_words(s.state, s.unit, s.done, s.total)
         parts.append(f"{label}: {words} (stopping…)" if stopping and s.state == "running" else f"{label}: {words}")
     if current is not None and current.run_id not in mine:
-        parts.append(f"another session is {doing(current)}; a new run waits for it")
+        parts.append(f"another session is {doing(current)}; a new one waits for it")
     return "  ·  ".join(parts)
+
+
+def progress_bar(jobs: Sequence[JobStatus]) -> tuple[str, float]:
+    """('3 of 20 epochs', 0.15): the group's finished items, counted as the status line counts them."""
+    done, total = sum(s.done for s in jobs), sum(s.total or 0 for s in jobs)
+    unit = jobs[0].unit if jobs else "epoch"
+    return progress.finished(unit, done, total), min(done / total, 1.0) if total else 0.0
 
 
 def download_line(runs: Sequence[JobStatus]) -> tuple[str, float] | None:
@@ -102,3 +102,16 @@ def download_line(runs: Sequence[JobStatus]) -> tuple[str, float] | None:
             label = datasets.REGISTRY[name].label
             return f"Downloading {label}: {got[0] / 1e6:.1f} of {got[1] / 1e6:.1f} MB", got[0] / got[1]
     return None
+
+
+def queue_line(jobs: Sequence[JobStatus], mine: set[str]) -> str:
+    """The runner's queue in one line: what runs now, then what waits, by position; this page's marked."""
+    if not jobs:
+        return "Queue — empty: runs and sweeps from every open page take turns, one at a time."
+
+    def named(job: JobStatus) -> str:
+        return doing(job) + (" (this page)" if job.run_id in mine else "")
+
+    now = [f"now: {named(j)}" for j in jobs if j.state == "running"]
+    waiting = [f"{j.position}. {named(j)}" for j in jobs if j.state == "queued"]
+    return "Queue — " + "  ·  ".join(now + ([f"waiting: {', '.join(waiting)}"] if waiting else []))

@@ -1,12 +1,21 @@
-"""What every browser session shares, made once per server process: the runner (with the store attached)."""
+"""What every browser session shares, made once per server process: the runner, the store, the hardware check."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
+from core import probe
 from core.engine.kinds import JOB_KINDS
-from core.history.store import attach, get_store
+from core.history import store as history
 from core.runner import Runner
+
+
+@st.cache_resource(show_spinner=False)
+def get_store() -> history.Store:
+    """The run history every page reads ($TFDASH_DB, read once); an unusable file raises StoreError here."""
+    return history.get_store()
 
 
 @st.cache_resource(show_spinner=False)
@@ -14,5 +23,17 @@ def get_runner() -> Runner:
     """The process-wide runner shared by every browser session; it records every job in the default store."""
     get_store()  # an unwritable history fails here, as a StoreError sentence, not silently mid-run
     runner = Runner(JOB_KINDS)
-    attach(runner)  # each job goes to the default store as of its start ($TFDASH_DB is read then)
+    history.attach(runner)  # each job goes to the default store as of its start ($TFDASH_DB is read then)
     return runner
+
+
+@st.cache_resource(show_spinner=False)
+def _hardware_check() -> Callable[[], probe.Probe]:
+    # core.probe's process-wide check: a subprocess imports TensorFlow, so the page never does.
+    probe.start()
+    return probe.result
+
+
+def hardware() -> probe.Probe:
+    """The hardware check's answer so far (state CHECKING until the subprocess answers); started on first use."""
+    return _hardware_check()()

@@ -1,4 +1,4 @@
-"""What the dashboard's History, Scaling and queue views say: tables as DataFrames, labels and sentences.
+"""What the dashboard's History and Scaling views say: tables as DataFrames, labels and sentences.
 
 Pure functions of results the store or the runner already hold; no streamlit and no TensorFlow,
 so the page stays light and every sentence here can be tested on hand-made values.
@@ -15,11 +15,10 @@ from datetime import datetime
 
 import pandas as pd
 
-from core import probe
+from core import probe, progress
 from core.config import ConfigError, SweepConfig, TrainConfig
 from core.history.rows import HistoryRow, SweepRow
 from core.results import RunResult, SweepPoint
-from core.runner import JobStatus
 
 # -- times and names -------------------------------------------------------------------------
 # Characters that start emphasis, code, links, images, HTML, tables or LaTeX anywhere in a line.
@@ -134,33 +133,6 @@ def achieved(result: RunResult) -> tuple[float | None, float | None]:
     return gflops, (gflops / peak if peak else None)
 
 
-# -- the queue ------------------------------------------------------------------------------
-def describe_job(job: JobStatus) -> str:
-    """'training mlp on CPU, epoch 2 of 3' or 'sweep of softmax on CPU, GPU, point 4 of 10'."""
-    config = job.config
-    if isinstance(config, TrainConfig):
-        what = f"training {config.model} on {config.device.upper()}"
-    else:
-        devices = ", ".join(d.upper() for d in getattr(config, "devices", ()))
-        what = f"sweep of {getattr(config, 'model', '?')} on {devices}"
-    if job.state == "running" and job.total:
-        return f"{what}, {job.unit} {min(job.done + 1, job.total)} of {job.total}"
-    return what
-
-
-def queue_line(jobs: Sequence[JobStatus], mine: set[str]) -> str:
-    """The runner's queue in one line: what runs now, then what waits, by position; this page's marked."""
-    if not jobs:
-        return "Queue — empty: runs and sweeps from every open page take turns, one at a time."
-
-    def named(job: JobStatus) -> str:
-        return describe_job(job) + (" (this page)" if job.run_id in mine else "")
-
-    now = [f"now: {named(j)}" for j in jobs if j.state == "running"]
-    waiting = [f"{j.position}. {named(j)}" for j in jobs if j.state == "queued"]
-    return "Queue — " + "  ·  ".join(now + ([f"waiting: {', '.join(waiting)}"] if waiting else []))
-
-
 # -- sweeps ---------------------------------------------------------------------------------
 def sweep_pick_label(row: SweepRow) -> str:
     """One line naming a stored sweep in a picker."""
@@ -168,20 +140,8 @@ def sweep_pick_label(row: SweepRow) -> str:
     devices = ", ".join(d.upper() for d in row.devices) or "?"
     return (
         f"{short_time(row.when)} · {row.model}{width} on {devices} · {row.host or 'an unknown host'}"
-        f" · {row.points_measured} of {row.points_total} points · {row.status}"
+        f" · {progress.finished('point', row.points_measured, row.points_total)} · {row.status}"
     )
-
-
-def sweep_status_line(sweep: JobStatus, stopping: bool = False) -> str:
-    """'Sweep: point 3 of 10', 'Sweep: queued (position 1); ...', 'Sweep: done, 10 points', ..."""
-    done, total = sweep.done, sweep.total or 1
-    words = {
-        "queued": f"queued (position {sweep.position}); it starts when the jobs before it finish",
-        "running": f"point {min(done + 1, total)} of {total}" + (" (stopping…)" if stopping else ""),
-        "completed": f"done, {done} points",
-        "cancelled": f"stopped after {done} of {total} points",
-    }
-    return f"Sweep: {words.get(sweep.state, f'{sweep.state} after {done} of {total} points')}"
 
 
 def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:

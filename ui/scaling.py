@@ -1,0 +1,236 @@
+"""The Scaling view: where a GPU overtakes the CPU. A batch-size sweep through the runner, live, then stored sweeps.
+
+Run by st.navigation as a page (the guard at the bottom).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import streamlit as st
+
+from core import probe
+from core.config import DEFAULT_BATCH_SIZES, MAX_HIDDEN, MAX_REPEATS, MAX_STEPS, ConfigError
+from core.engine import models
+from core.history.rows import result_csv
+from core.history.store import Store, StoreError
+from core.results import SweepPoint, SweepResult, crossover_sentence, points_frame
+from core.runner import JobStatus
+from ui import charts, kept, live, views, watcher
+from ui.resources import get_store, hardware
+
+KIND = "sweep"
+SWEEP_BATCHES = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+DEFAULTS = {"sw_model": "softmax", "sw_hidden": 128, "sw_batches": list(DEFAULT_BATCH_SIZES), "sw_repeats": 3,
+            "sw_steps": 0, "sweep_pick": None}  # fmt: skip
+WHY_IDLE = """
+**Why a tiny model leaves a GPU idle.** Every training step launches a handful of kernels (a matrix
+multiply, the softmax, the gradients, the update) and waits for Python and TensorFlow to hand them
+over. A launch costs microseconds however little work it carries. Softmax regression at batch 16 is
+half a million floating-point operations per step (31,380 per sample, forward and backward): a GPU
+that does trillions per second finishes that in well under a microsecond, then waits for the next
+launch. So throughput is set by overhead, not arithmetic, and the share of peak is tiny. Bigger
+batches and wider models (raise the MLP's hidden units) put more arithmetic behind each launch,
+which is why throughput climbs with batch size until the device is busy, and why the GPU overtakes
+the CPU only past some batch size.
+
+**Why fusing steps helps.** This sweep, like the Train view's multi-step loop, runs many optimizer
+steps in one `tf.function` call, as a loop inside the graph, so the Python call, argument handling
+and the device sync happen once per call instead of once per step. Plain `model.fit` pays them on
+every step; Keras' own `steps_per_execution` pays them once per that many steps. On a tiny model
+that overhead is most of the time.
+"""
+
+
+def device_key(device: str) -> str:
+    return "sw_dev_" + device.replace(":", "_")
+
+
+def sweep_values() -> dict:
+    """The view's settings as SweepConfig fields."""
+    ss = st.session_state
+    return {
+        "devices": [d for d in views.sweep_devices(hardware()) if ss.get(device_key(d))],
+        "model": ss.sw_model,
+        "hidden_units": ss.sw_hidden,
+        "batch_sizes": sorted(ss.sw_batches),
+        "repeats": ss.sw_repeats,
+        "steps": ss.sw_steps or None,
+    }
+
+
+def start_sweep() -> None:
+    try:
+        # The GPU guard is in plan_sweep, not only in the disabled checkbox: a stale page cannot sweep a GPU.
+        config = views.plan_sweep(sweep_values(), hardware())
+    except ConfigError as err:
+        st.session_state.sweep_error = str(err)
+        return
+    st.session_state.sweep_error = None
+    watcher.start(KIND, [config])
+
+
+def settings_ui(hw: probe.Probe) -> None:
+    """Model, width, devices (a GPU only where there is one), batch sizes, repeats and steps."""
+    ss = st.session_state
+    devices = views.sweep_devices(hw)
+    keys = {**DEFAULTS, **{device_key(d): False for d in devices}}
+    kept.restore(keys)
+    offered = ss.setdefault("sw_offered", set())
+    model, width, repeats, steps = st.columns(4)
+    model.selectbox("Model", list(models.REGISTRY), key="sw_model", format_func=lambda n: models.REGISTRY[n].label)
+    width.number_input(
+        "MLP hidden units (model width)", 1, MAX_HIDDEN, step=64, key="sw_hidden", disabled=ss.sw_model != "mlp",
+        help="Only the MLP has a hidden layer to widen; a wider layer is more arithmetic per sample.",
+    )  # fmt: skip
+    repeats.number_input(
+        "Repeats per point", 1, MAX_REPEATS, step=1, key="sw_repeats", help="The spread is over these."
+    )
+    steps.number_input(
+        "Timed steps per repeat (0 = auto)", 0, MAX_STEPS, step=10, key="sw_steps", help="Auto: about 0.5 s of work."
+    )
+    st.multiselect("Batch sizes", SWEEP_BATCHES, key="sw_batches")
+    columns = st.columns(4)
+    for col, (device, mode) in zip(columns * 4, devices.items(), strict=False):
+        key, reason = device_key(device), probe.unavailable(mode, hw)
+        if reason:
+            ss[key] = False
+            offered.discard(device)
+        elif device not in offered:  # checked once when it first becomes available; the user decides after
+            ss[key] = True
+            offered.add(device)
+        col.checkbox(mode.label, key=key, disabled=bool(reason))
+        if reason:
+            col.caption(f"unavailable: {reason}")
+    kept.remember(k for k in keys if k != "sweep_pick")
+
+
+def controls_ui(hw: probe.Probe, watch: watcher.Watch | None, sweep: tuple[JobStatus, ...]):
+    """Run sweep and Stop, and why Run is off; returns the column the live status line goes in."""
+    problem = None
+    try:
+        views.plan_sweep(sweep_values(), hw)
+    except ConfigError as err:
+        problem = str(err)
+        st.error(problem)
+    if st.session_state.get("sweep_error"):
+        st.error(st.session_state.pop("sweep_error"))
+    own_active = watch is not None and watch.own and live.is_active(sweep)
+    run_col, stop_col, status_col = st.columns([1, 1, 5], vertical_alignment="center")
+    run_col.button("Run sweep", key="sw_run", type="primary", on_click=start_sweep,
+                   disabled=own_active or bool(problem), width="stretch")  # fmt: skip
+    stop_col.button("Stop", key="sw_stop", on_click=watcher.stop, args=(KIND,), disabled=not own_active,
+                    width="stretch")  # fmt: skip
+    return status_col
+
+
+def live_view(status_col, snap: watcher.Snapshot) -> None:
+    """The sweep in progress, from one snapshot: its status, progress and (once a point is measured) its results."""
+    sweep, watch = snap.shown[KIND], snap.watches[KIND]
+    if not sweep:
+        status_col.markdown("Pick devices and batch sizes, then press **Run sweep**.")
+        return
+    line = live.status_line(sweep, ["Sweep"], snap.current, watch.stopping)
+    if not watch.own and live.is_active(sweep):
+        line = f"Already running on this server: {line}"
+    status_col.markdown(f"**{line}**")
+    text, fraction = live.progress_bar(sweep)
+    st.progress(fraction, text=text)
+    (job,) = sweep
+    if job.state not in live.ACTIVE:
+        return  # finished: the stored sweeps below show it
+    if not job.items:
+        st.info("The chart appears when the first point is measured (each starts with tracing and a warm-up).")
+        return
+    result = job.result if isinstance(job.result, SweepResult) else None
+    result_ui(list(job.items), result.model if result else {}, result.devices if result else {})
+
+
+def result_ui(points: list[SweepPoint], model: dict, devices: dict) -> None:
+    """A sweep's chart, crossover in words, per-point table and why the numbers are what they are."""
+    if any(p.samples_per_second for p in points):
+        st.altair_chart(charts.throughput_chart(points_frame(points)), width="stretch")
+    crossover = crossover_sentence(points)
+    if len({p.device for p in points}) > 1:
+        st.markdown(f"### {views.plain(crossover)}")
+    else:
+        st.caption(crossover)
+    for p in points:
+        if p.error:
+            st.warning(views.plain(f"{p.label} at batch {p.batch_size}: {p.error}"))
+    number = st.column_config.NumberColumn
+    st.dataframe(
+        views.sweep_table(points),
+        hide_index=True,
+        column_config={
+            "Samples/s": number(format="localized", help="Median over the repeats."),
+            "Min": number(format="localized", help="The slowest repeat, samples/s."),
+            "Max": number(format="localized", help="The fastest repeat, samples/s."),
+            "ms per step": number(format="%.3f"),
+            "GFLOP/s": number(format="%.2f", help="Achieved training GFLOP/s."),
+            "Share of peak": number(format="percent", help="Achieved GFLOP/s ÷ the device's peak from a large matrix multiply."),
+        },
+    )  # fmt: skip
+    for sentence in views.idle_sentences(points, model.get("train_flops_per_sample"), devices):
+        st.markdown(f"- {views.plain(sentence)}")
+    with st.expander("Why a small model leaves a GPU idle, and why fusing steps helps"):
+        st.markdown(WHY_IDLE)
+
+
+def stored_ui(store: Store, sweep: tuple[JobStatus, ...]) -> None:
+    """Finished sweeps (this machine's and imported ones): pick one to see it and download it."""
+    ss = st.session_state
+    rows = {r.run_id: r for r in store.sweeps()}
+    job = sweep[0] if sweep else None
+    finished = job is not None and job.state not in live.ACTIVE
+    if finished and ss.get("sweep_shown") != job.run_id:
+        ss.sweep_pick, ss.sweep_shown = job.run_id, job.run_id  # a sweep that just finished is shown first
+    own = job.result if finished and isinstance(job.result, SweepResult) else None
+    unstored = {own.run_id: own} if own is not None and own.run_id not in rows else {}
+    options = [*unstored, *rows]
+    if not options:
+        st.info("No finished sweeps yet. Run one above, or import a sweep file in the History view.")
+        return
+    if ss.get("sweep_pick") not in options:
+        ss.sweep_pick = options[0]
+    st.subheader("Finished sweeps")
+    picked = st.selectbox(
+        "Sweep",
+        options,
+        key="sweep_pick",
+        format_func=lambda i: views.sweep_pick_label(rows[i]) if i in rows else "this page's last sweep",
+    )
+    kept.remember(["sweep_pick"])
+    try:
+        result = unstored.get(picked) or store.get_sweep(picked)
+    except StoreError as err:  # a stored sweep this version cannot read: said, not raised
+        st.error(views.plain(str(err)))
+        return
+    if result is None:
+        return
+    if result.error:
+        st.error(views.plain(result.error))
+    result_ui(result.points, result.model, result.devices)
+    left, right, _ = st.columns([1, 1, 2])
+    name = f"sweep-{picked}"
+    left.download_button("Download sweep · JSON", result.to_json(), f"{name}.json", "application/json",
+                         key="sweep_json", on_click="ignore")  # fmt: skip
+    right.download_button("Download sweep · CSV", result_csv(result), f"{name}.csv", "text/csv", key="sweep_csv",
+                          on_click="ignore")  # fmt: skip
+
+
+def main() -> None:
+    hw = hardware()
+    st.markdown(
+        "Throughput (training samples per second, after a warm-up) for each device and batch size, on synthetic "
+        "data already on the device, so the input pipeline is not what is measured."
+    )
+    settings_ui(hw)
+    snap = watcher.take([KIND])
+    status_col = controls_ui(hw, snap.watches[KIND], snap.shown[KIND])
+    watcher.live_ui(snap, partial(live_view, status_col))
+    stored_ui(get_store(), snap.shown[KIND])
+
+
+if __name__ == "__main__":  # st.navigation runs this file as the Scaling page
+    main()

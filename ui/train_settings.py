@@ -1,0 +1,108 @@
+"""The Train view's sidebar: presets, dataset, model, device mode and the numbers, as TrainConfig fields.
+
+Widget keys are TrainConfig's field names (plus "mode", the device mode); ui.kept carries their
+values across views, since the sidebar is drawn only on the Train view.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import probe
+from core.config import (
+    EXECUTIONS,
+    MAX_BATCH,
+    MAX_EPOCHS,
+    MAX_HIDDEN,
+    MAX_LEARNING_RATE,
+    MAX_SEED,
+    MAX_SYNTHETIC,
+    PRESET_MODES,
+    PRESETS,
+)
+from core.engine import data as datasets
+from core.engine import models
+from core.engine.devices import GPU_ADVICE
+from ui import kept
+from ui.resources import hardware
+
+# The widget shows "the whole set" as 0; TrainConfig says None.
+WIDGET_PRESETS = {name: {**p, "train_subset": p["train_subset"] or 0} for name, p in PRESETS.items()}
+DEFAULTS = {**WIDGET_PRESETS["The tutorial"], "mode": "cpu"}
+OPTIMIZER_LABELS = {"sgd": "SGD (plain gradient descent)", "adam": "Adam"}
+EXECUTION_LABELS = {
+    "multi-step-loop": "Multi-step loop: many steps per tf.function call",
+    "keras-fit": "Plain model.fit",
+    "keras-fit-spe": "model.fit with steps_per_execution",
+}
+
+
+def values() -> dict:
+    """The sidebar's values as TrainConfig fields (device and, in some modes, execution come from the mode)."""
+    ss = st.session_state
+    picked = {k: ss.get(k, DEFAULTS[k]) for k in DEFAULTS if k != "mode"}
+    return {**picked, "train_subset": picked["train_subset"] or None}
+
+
+def apply_preset(name: str) -> None:
+    st.session_state.update(WIDGET_PRESETS[name])
+    with_gpu, without = PRESET_MODES[name]
+    st.session_state.mode = with_gpu if hardware().gpus else without
+
+
+def settings_ui(hw: probe.Probe) -> probe.Mode:
+    """Presets, dataset, model, device mode and numbers in the sidebar; returns the chosen device mode."""
+    kept.restore(DEFAULTS)
+    sb = st.sidebar
+    sb.header("Settings")
+    left, right = sb.columns(2)
+    for col, name in zip((left, right), PRESETS, strict=True):
+        col.button(name, key=f"preset_{name}", on_click=apply_preset, args=(name,), width="stretch")
+
+    avail = {name: datasets.availability(name) for name in datasets.REGISTRY}
+    sb.radio(
+        "Dataset",
+        list(datasets.REGISTRY),
+        key="dataset",
+        format_func=lambda n: datasets.REGISTRY[n].label,
+        captions=[a.reason for a in avail.values()],
+    )
+    sb.selectbox("Model", list(models.REGISTRY), key="model", format_func=lambda n: models.REGISTRY[n].label)
+    sb.caption(models.REGISTRY[st.session_state.model].description)
+    mode = mode_ui(hw)
+    sb.number_input("Epochs", 1, MAX_EPOCHS, step=1, key="epochs")
+    sb.number_input("Batch size", 1, MAX_BATCH, step=10, key="batch_size")
+    sb.number_input("Learning rate", 0.0001, MAX_LEARNING_RATE, step=0.001, format="%.4f", key="learning_rate")
+    sb.selectbox("Optimizer", list(OPTIMIZER_LABELS), key="optimizer", format_func=OPTIMIZER_LABELS.get)
+    with sb.expander("Advanced"):
+        st.number_input("Seed", 0, MAX_SEED, step=1, key="seed")
+        fixed = all("execution" in run for run in mode.runs)
+        st.radio("Execution", EXECUTIONS, key="execution", format_func=EXECUTION_LABELS.get, disabled=fixed)
+        if fixed:
+            st.caption("This device mode sets each run's execution, side by side.")
+        st.number_input("Training samples (0 = the whole set)", 0, MAX_SYNTHETIC, step=1000, key="train_subset")
+        st.number_input("Hidden units (MLP)", 1, MAX_HIDDEN, step=16, key="hidden_units")
+    kept.remember(DEFAULTS)
+    return mode
+
+
+def mode_ui(hw: probe.Probe) -> probe.Mode:
+    """The device mode: every mode listed, the ones this machine lacks marked unavailable and why."""
+    ss, sb = st.session_state, st.sidebar
+    modes = probe.modes(hw)
+    by_key = {m.key: m for m in modes}
+    if ss.mode not in by_key:
+        ss.mode = "cpu"
+    sb.radio(
+        "Device",
+        list(by_key),
+        key="mode",
+        format_func=lambda k: by_key[k].label,
+        captions=[f"unavailable: {r}" if (r := probe.unavailable(m, hw)) else "" for m in modes],
+    )
+    notes = {probe.CHECKING: "Checking for GPUs…", probe.FAILED: hw.message}
+    if hw.state in notes:
+        sb.caption(notes[hw.state])
+    elif not hw.gpus:
+        sb.caption(f"No GPU found. {GPU_ADVICE}")
+    return by_key[ss.mode]

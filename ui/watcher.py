@@ -1,0 +1,139 @@
+"""The page's jobs: one path to start, stop and watch them, and the page's one live fragment.
+
+A kind of job is what one button submits: "train" (the runs one Run click queues) or "sweep". Per
+kind, session_state holds a Watch: the ids the page shows, and whether the page started them (its
+own: it may stop them) or only watches another page's (shown, never stopped, replaced by its own
+Run). Everything live on a page is drawn by one fragment from one Snapshot per tick, so the queue
+line and a view's status line never disagree. The fragment ticks only while something is queued or
+running (or the hardware check is still out), and reruns the whole page once when a job it saw
+finishes, so History and the stored sweeps include it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+import streamlit as st
+
+from core import probe
+from core.config import SweepConfig, TrainConfig
+from core.runner import JobStatus
+from ui import live
+from ui.resources import get_runner, hardware
+
+TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
+KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
+SEEN = "live_seen"  # ids of active jobs this page has drawn; one finishing reruns the page
+
+_queue_slot: ContextVar = ContextVar("queue_slot")
+
+
+@dataclass
+class Watch:
+    """What a page shows of one kind of job."""
+
+    ids: list[str]
+    own: bool  # started by this page (it may stop them), or another page's, only watched
+    stopping: bool = False
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One read of the runner: the queue, and the jobs the page shows, from the same moment."""
+
+    queue: tuple[JobStatus, ...]  # running, then queued in order
+    shown: dict[str, tuple[JobStatus, ...]]  # kind -> the jobs its Watch names
+    watches: dict[str, Watch | None]
+
+    @property
+    def current(self) -> JobStatus | None:
+        """The running job, if any."""
+        return next((j for j in self.queue if j.state == "running"), None)
+
+    @property
+    def active(self) -> set[str]:
+        """Ids of every queued or running job the page shows, the queue line's included."""
+        shown = {s.run_id for jobs in self.shown.values() for s in jobs if s.state in live.ACTIVE}
+        return shown | {j.run_id for j in self.queue}
+
+    def mine(self) -> set[str]:
+        """Ids of the jobs this page started."""
+        return {i for w in self.watches.values() if w is not None and w.own for i in w.ids}
+
+
+# -- actions (button callbacks: they run before the script, so the click is seen by this run) ------
+def start(kind: str, configs: list) -> None:
+    """Queue `configs` as this page's `kind` group: shown from now on and stoppable here."""
+    st.session_state[kind] = Watch(live.submit_group(get_runner(), configs), own=True)
+
+
+def stop(kind: str) -> None:
+    """Stop this page's own `kind` jobs (within a second); another page's are never stopped from here."""
+    watch = st.session_state.get(kind)
+    if watch is None or not watch.own:
+        return
+    for run_id in watch.ids:
+        get_runner().cancel(run_id)
+    watch.stopping = True
+
+
+# -- reading --------------------------------------------------------------------------------
+def _watch(kind: str, queue: tuple[JobStatus, ...]) -> Watch | None:
+    """The page's Watch of `kind`: its own group (finished or not), else another page's active group, watched."""
+    watch: Watch | None = st.session_state.get(kind)
+    if watch is not None and watch.own:
+        return watch  # shown until this page starts another; another page's run is only mentioned
+    group = live.active_group(get_runner(), KINDS[kind], queue)
+    if group and (watch is None or watch.ids != group):
+        watch = st.session_state[kind] = Watch(group, own=False)
+    return watch
+
+
+def take(kinds: Iterable[str] = KINDS) -> Snapshot:
+    """One read of the runner for the page: the queue, then the jobs each kind's Watch names."""
+    runner = get_runner()
+    queue = tuple(runner.jobs())
+    by_id = {j.run_id: j for j in queue}
+    watches, shown = {}, {}
+    for kind in KINDS:
+        watches[kind] = watch = _watch(kind, queue)
+        # A job not in the queue has finished: its status no longer changes, so a later read agrees.
+        jobs = tuple(s for i in (watch.ids if watch else ()) if (s := by_id.get(i) or runner.status(i)))
+        if watch is not None and watch.stopping and not live.is_active(jobs):
+            watch.stopping = False
+        if kind in kinds:
+            shown[kind] = jobs
+    return Snapshot(queue, shown, watches)
+
+
+# -- the live fragment ------------------------------------------------------------------------
+def queue_ui() -> None:
+    """The queue line's place, above the views; the live fragment of the view on screen fills it."""
+    _queue_slot.set(st.empty())
+
+
+def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> None:
+    """Draw the page's live parts now and, while anything is active, again every TICK_S.
+
+    snap: the view's own read (take()), from which it drew its buttons: a job that finishes after it
+    reruns the whole page, so they never stay stale. draw(snapshot) draws the view's live parts from
+    each tick's snapshot; it may write into containers made before this call.
+    """
+    checking = hardware().state == probe.CHECKING
+    st.session_state[SEEN] = snap.active
+    every = TICK_S if snap.active or checking else None  # idle: no ticks at all, nothing to pay for
+    st.fragment(_tick, run_every=every)(_queue_slot.get(None), tuple(snap.shown), draw, checking)
+
+
+def _tick(slot, kinds: tuple[str, ...], draw: Callable[[Snapshot], None] | None, checking: bool) -> None:
+    snap, seen = take(kinds), st.session_state.get(SEEN, set())
+    if seen - snap.active or (checking and hardware().state != probe.CHECKING):
+        st.session_state[SEEN] = snap.active
+        st.rerun()  # a job finished (or the GPU check answered): the whole page once, with it
+    st.session_state[SEEN] = seen | snap.active  # a job another page queued since: its end reruns too
+    if slot is not None:
+        slot.caption(live.queue_line(snap.queue, snap.mine()))
+    if draw is not None:
+        draw(snap)
