@@ -35,7 +35,8 @@ class Job:
     items: list[Any] = field(default_factory=list)  # finished epochs (EpochMetrics) or points (SweepPoint)
     stop: threading.Event = field(default_factory=threading.Event)
     order: int = 0
-    error_text: str | None = None  # set when the job function itself raised
+    error_text: str | None = None  # set when the job function itself raised, or a listener failed
+    failure: str | None = None  # a listener's failure (e.g. the history cannot be written): the job fails
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,27 @@ class Runner:
         for listener in list(self._listeners):
             try:
                 listener(event, job, payload)
-            except Exception:  # noqa: BLE001 - a broken listener must not kill the worker
-                pass
+            except Exception as err:  # noqa: BLE001 - a listener's failure is the job's, said, never swallowed
+                self._listener_failed(job, err)
+
+    def _listener_failed(self, job: Job, err: Exception) -> None:
+        """A listener (the store, writing each epoch) failed: stop the job and say why; it ends `failed`."""
+        sentence = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        with self._cond:
+            if job.failure is None:
+                job.failure = sentence
+            job.stop.set()  # a run whose epochs cannot be kept stops at its next step, not hours later
+            if job.state not in ("queued", "running"):  # it had already finished: the final write failed
+                self._fail(job)
+            self._cond.notify_all()
+
+    @staticmethod
+    def _fail(job: Job) -> None:
+        """Mark a job failed with its listener's sentence (called with the lock held)."""
+        job.state = "failed"
+        job.error_text = job.failure
+        if job.result is not None and hasattr(job.result, "status"):
+            job.result.status, job.result.error = "failed", job.failure
 
     # -- the public API --------------------------------------------------------
     def submit(self, config: Any, run_id: str | None = None) -> str:
@@ -157,7 +177,7 @@ class Runner:
         position = self._queue.index(job) + 1 if job in self._queue else None
         # A config may say how its progress is counted (SweepConfig: points); training counts epochs.
         total = getattr(job.config, "progress_total", None) or getattr(job.config, "epochs", None)
-        error = getattr(job.result, "error", None) or job.error_text
+        error = job.failure or getattr(job.result, "error", None) or job.error_text
         return JobStatus(
             run_id=job.run_id,
             state=job.state,
@@ -203,6 +223,8 @@ class Runner:
                 job.result = result
                 job.state = state
                 job.finished_at = time.time()
+                if job.failure is not None:  # stopped because a listener failed: failed, not cancelled
+                    self._fail(job)
                 self._current = None
                 self._cond.notify_all()
             self._emit("finished", job)

@@ -142,3 +142,34 @@ def test_other_kinds_of_job_are_stored_whole_when_they_finish(tmp_path):
     assert runner.wait(run_id, timeout=30).state == "completed"
     assert store.records("echo") == [(run_id, EchoResult("hello").to_dict())]
     assert store.get(run_id) is None and store.history() == []  # not a training run
+
+
+def test_a_listener_that_cannot_write_fails_the_run_with_its_sentence():
+    # The store raising on an epoch (disk full, file locked) must not be swallowed: the run stops at
+    # once and ends `failed` with that sentence, instead of training on with nothing kept.
+    config = TrainConfig(dataset="synthetic", train_subset=200, batch_size=50, epochs=40)
+    runner = Runner(JOB_KINDS)
+
+    def broken(event, job, payload):
+        if event == "epoch" and payload.epoch == 2:
+            raise RuntimeError("The run history /x cannot be written (database or disk is full).")
+
+    runner.add_listener(broken)
+    run_id = runner.submit(config)
+    final = runner.wait(run_id, timeout=120)
+    assert final.state == "failed" and final.error == "The run history /x cannot be written (database or disk is full)."
+    assert final.result.status == "failed" and final.result.error == final.error
+    assert 2 <= final.done < 40  # stopped at the next step, not after all 40 epochs
+
+
+def test_a_full_history_fails_the_run_and_keeps_the_epochs_it_stored(tmp_path):
+    # A real SQLite file that cannot grow (max_page_count): SQLite's own "database or disk is full".
+    runner, store = recorded(tmp_path)
+    pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+    store._db.execute(f"PRAGMA max_page_count = {pages + 2}")
+    run_id = runner.submit(TrainConfig(dataset="synthetic", train_subset=100, batch_size=50, epochs=200))
+    final = runner.wait(run_id, timeout=180)
+    assert final.state == "failed" and "full" in final.error and final.done < 200
+    stored = store.get(run_id)
+    assert stored is not None and 1 <= len(stored.epochs) <= final.done
+    assert [m.epoch for m in stored.epochs] == list(range(1, len(stored.epochs) + 1))

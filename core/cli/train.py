@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
-from core.config import DATASETS, EXECUTIONS, MODELS, OPTIMIZERS, ConfigError, TrainConfig
+from core.config import DATASETS, EXECUTIONS, MODELS, OPTIMIZERS, ConfigError, TrainConfig, canonical_execution
 from core.history.store import Store, StoreError, new_run_id
 
 
@@ -20,7 +20,7 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--learning-rate", type=float, default=d.learning_rate)
     p.add_argument("--optimizer", choices=OPTIMIZERS, default=d.optimizer)
     p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--execution", choices=EXECUTIONS, default=d.execution)
+    p.add_argument("--execution", type=canonical_execution, choices=EXECUTIONS, default=d.execution)
     p.add_argument("--train-subset", type=int, default=None, help="use only the first N training samples")
     p.add_argument("--hidden-units", type=int, default=d.hidden_units, help="MLP hidden layer width")
 

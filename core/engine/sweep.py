@@ -166,6 +166,7 @@ def run_sweep(
                 "tf_device": tf_device,
                 "name": devices.describe(name),
                 "label": name.upper(),
+                "jit_compile": jit_compile_for(tf_device),
                 **_peak(tf_device),
             }
             out_of_memory: str | None = None

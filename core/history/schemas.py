@@ -157,6 +157,7 @@ DEVICE_INFO = closed(
         "variables_on": text(nullable=True),
         "peak_gflops": number(0, nullable=True),
         "peak_matrix_size": whole(1, nullable=True),
+        "jit_compile": {"type": "boolean", "description": "true or false"},  # XLA on for this device's steps
     }
 )
 MODEL = closed(
