@@ -1,12 +1,16 @@
-"""One training at a time per process: a first-come-first-served queue on a worker thread.
+"""One training at a time: a first-come-first-served queue, each job in a worker process of its own.
 
-The worker belongs to no browser session: closing a tab or rerunning a script neither
-stops nor duplicates a run, and any session can find it again by its id.
+The queue belongs to no browser session: closing a tab or rerunning a script neither stops nor
+duplicates a run, and any session can find it again by its id. Jobs run in a worker process
+(core.worker) that exits after its job, so this process's memory returns to its idle size; the
+next worker is started at once and waits with TensorFlow imported. Listeners (the store) run
+here, in this process, on the events the worker sends back: one writer for the history.
 """
 
 from __future__ import annotations
 
 import itertools
+import pickle
 import threading
 import time
 import uuid
@@ -15,10 +19,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core import progress
+from core.results import utc_now
+from core.worker import Worker
 
-# A job kind: run(config, on_item(item, result), should_stop() -> bool, run_id) -> result. The
-# caller passes the kinds it wants (core.engine.kinds.JOB_KINDS); the runner imports no engine.
+# A job kind: a module-level function (it crosses to the worker by name) run(config, on_item(item,
+# result), should_stop() -> bool, run_id) -> result. Optional attributes: `admit(config)`, called
+# here at submit, raises to refuse a job before it is queued (a run too big for the memory free);
+# `warm_up()`, called by a fresh worker before it says it is ready (import TensorFlow). The caller
+# passes the kinds it wants (core.engine.kinds.JOB_KINDS); the runner imports no engine.
 JobKind = Callable[..., Any]
+
+# A step cannot be interrupted (CNN batch 32768: ~12 s a step): a job that has not stopped this
+# many seconds after being asked is ended with its worker; its finished epochs are already here.
+STOP_GRACE_SECONDS = 1.5
+# How often the dispatcher looks for a stop request while it waits for the worker's next event.
+POLL_SECONDS = 0.05
 
 
 @dataclass
@@ -37,6 +52,7 @@ class Job:
     order: int = 0
     error_text: str | None = None  # set when the job function itself raised, or a listener failed
     failure: str | None = None  # a listener's failure (e.g. the history cannot be written): the job fails
+    stopped_by: str | None = None  # who asked to stop it ("this page", "the presenter", "Ctrl-C")
 
 
 @dataclass(frozen=True)
@@ -53,6 +69,7 @@ class JobStatus:
     error: str | None
     config: Any
     unit: str = "epoch"  # what an item is: "epoch", or "point" for a sweep
+    stopped_by: str | None = None  # who asked to stop it; None when nobody did
 
     def describe(self) -> str:
         """'queued (position 2)', 'running (epoch 3 of 10)', 'running (point 2 of 5)', 'completed', ..."""
@@ -67,9 +84,16 @@ Listener = Callable[[str, Job, Any], None]
 
 
 class Runner:
-    """A queue and one worker thread: jobs run strictly one after another."""
+    """A queue, one dispatcher thread and one worker process at a time: jobs run strictly one after another."""
 
     def __init__(self, kinds: dict[type, JobKind]) -> None:
+        for kind, job in kinds.items():
+            try:
+                pickle.dumps(job)
+            except (pickle.PicklingError, AttributeError, TypeError):
+                raise TypeError(
+                    f"The job for {kind.__name__} must be a module-level function, so a worker process can import it."
+                ) from None
         self._kinds = dict(kinds)
         self._cond = threading.Condition()
         self._jobs: dict[str, Job] = {}
@@ -77,8 +101,22 @@ class Runner:
         self._current: Job | None = None
         self._counter = itertools.count()
         self._listeners: list[Listener] = []
-        self._worker = threading.Thread(target=self._work, name="training-runner", daemon=True)
-        self._worker.start()
+        self._closed = False
+        self._worker = Worker(self._kinds.values())  # warming up now, before anyone presses Run
+        self._dispatcher = threading.Thread(target=self._work, name="training-runner", daemon=True)
+        self._dispatcher.start()
+
+    def close(self) -> None:
+        """Stop the running job, drop the queue and end the worker (the Runner is unusable after)."""
+        with self._cond:
+            self._closed = True
+            for job in [self._current, *self._queue]:
+                if job is not None:
+                    job.stop.set()
+            self._cond.notify_all()
+        self._dispatcher.join(STOP_GRACE_SECONDS + 15)
+        self._worker.kill()
+        self._worker.close()
 
     # -- listeners (e.g. the store writing each epoch as it finishes) ------------
     def add_listener(self, listener: Listener) -> None:
@@ -113,9 +151,12 @@ class Runner:
 
     # -- the public API --------------------------------------------------------
     def submit(self, config: Any, run_id: str | None = None) -> str:
-        """Queue a job and return its id at once."""
+        """Queue a job and return its id at once; its kind's admit(config) may refuse it first (nothing queued)."""
         if type(config) not in self._kinds:
             raise TypeError(f"the runner cannot run a {type(config).__name__}")
+        admit = getattr(self._kinds[type(config)], "admit", None)
+        if admit is not None:
+            admit(config)  # e.g. core.engine.memory.check: a run that cannot fit is refused, never stored
         job = Job(run_id=run_id or uuid.uuid4().hex[:12], config=config, order=next(self._counter))
         with self._cond:
             self._jobs[job.run_id] = job
@@ -124,12 +165,14 @@ class Runner:
         self._emit("submitted", job)
         return job.run_id
 
-    def cancel(self, run_id: str) -> bool:
-        """Stop a running job (within a second) or drop a queued one; False if unknown or done."""
+    def cancel(self, run_id: str, by: str | None = None) -> bool:
+        """Stop a running job (within a second or two) or drop a queued one; `by` says who asked. False if done."""
         with self._cond:
             job = self._jobs.get(run_id)
             if job is None or job.state not in ("queued", "running"):
                 return False
+            if not job.stop.is_set():
+                job.stopped_by = by
             job.stop.set()
             if job.state == "queued":
                 self._queue.remove(job)
@@ -189,36 +232,24 @@ class Runner:
             error=error,
             config=job.config,
             unit=getattr(job.config, "progress_unit", "epoch"),
+            stopped_by=job.stopped_by,
         )
 
-    # -- the worker --------------------------------------------------------------
+    # -- the dispatcher: hands each job to a worker process and relays its events ------------
     def _work(self) -> None:
         while True:
             with self._cond:
-                while not self._queue:
+                while not self._queue and not self._closed:
                     self._cond.wait()
+                if self._closed:
+                    return
                 job = self._queue.pop(0)
                 job.state = "running"
                 job.started_at = time.time()
                 self._current = job
                 self._cond.notify_all()
             self._emit("started", job)
-
-            event = getattr(job.config, "progress_unit", "epoch")  # "point" for a sweep
-
-            def on_item(item, result, job=job, event=event):
-                with self._cond:
-                    job.items.append(item)
-                    job.result = result
-                    self._cond.notify_all()
-                self._emit(event, job, item)
-
-            try:
-                result = self._kinds[type(job.config)](job.config, on_item, job.stop.is_set, job.run_id)
-                state = getattr(result, "status", "completed")
-            except Exception as err:  # noqa: BLE001 - job functions should not raise; be safe anyway
-                result, state = None, "failed"
-                job.error_text = f"{type(err).__name__}: {err}"
+            result, state = self._run_in_worker(job)
             with self._cond:
                 job.result = result
                 job.state = state
@@ -228,3 +259,66 @@ class Runner:
                 self._current = None
                 self._cond.notify_all()
             self._emit("finished", job)
+
+    def _run_in_worker(self, job: Job) -> tuple[Any, str]:
+        """Run one job in the waiting worker, relaying its items; (result, state) however it ended."""
+        worker = self._worker
+        if not worker.wait_ready():
+            # It died while importing (e.g. killed): one fresh try, so a queued job is not lost to it.
+            worker.close()
+            worker = self._worker = Worker(self._kinds.values())
+            if not worker.wait_ready():
+                return self._worker_ended(job, worker)
+        event = getattr(job.config, "progress_unit", "epoch")  # "point" for a sweep
+        stop_asked: float | None = None
+        try:
+            worker.start(self._kinds[type(job.config)], job.config, job.run_id)
+            while True:
+                if job.stop.is_set() and stop_asked is None:
+                    worker.stop()
+                    stop_asked = time.monotonic()
+                if stop_asked is not None and time.monotonic() - stop_asked > STOP_GRACE_SECONDS:
+                    worker.kill()  # a step that outlasts the grace period: end it, keep what arrived
+                    return self._ended_early(job, "cancelled", None), "cancelled"
+                message = worker.receive(POLL_SECONDS)
+                if message is None:
+                    continue
+                if message[0] == "item":
+                    _, item, result = message
+                    with self._cond:
+                        job.items.append(item)
+                        job.result = result
+                        self._cond.notify_all()
+                    self._emit(event, job, item)
+                elif message[0] == "done":
+                    _, result, state, job.error_text = message
+                    return result, state
+        except (EOFError, OSError):
+            return self._worker_ended(job, worker)
+        finally:
+            self._next_worker(worker)
+
+    def _next_worker(self, finished: Worker) -> None:
+        # The finished worker exits (its memory goes back); the next one starts importing at once.
+        finished.close()
+        if self._worker is finished and not self._closed:
+            self._worker = Worker(self._kinds.values())
+
+    def _worker_ended(self, job: Job, worker: Worker) -> tuple[Any, str]:
+        """The worker died mid-job (killed, out of memory): `interrupted`, with one sentence and the items kept."""
+        unit = getattr(job.config, "progress_unit", "epoch")
+        when = f"after {unit} {len(job.items)}" if job.items else f"before its first {unit}"
+        sentence = (
+            f"The worker process (pid {worker.pid}) {worker.how_it_ended()} {when}; "
+            f"{progress.plural(unit, len(job.items))} kept."
+        )
+        job.error_text = sentence
+        return self._ended_early(job, "interrupted", sentence), "interrupted"
+
+    @staticmethod
+    def _ended_early(job: Job, status: str, error: str | None) -> Any:
+        """The last result the worker sent, marked as ended here (None if no item had arrived)."""
+        result = job.result
+        if result is not None and hasattr(result, "status"):
+            result.status, result.error, result.finished_at = status, error, utc_now()
+        return result

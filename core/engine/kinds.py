@@ -1,4 +1,10 @@
-"""The jobs the engine can run, by config type: what a Runner is given (core.runner never imports the engine)."""
+"""The jobs the engine can run, by config type: what a Runner is given (core.runner never imports the engine).
+
+Each job is a module-level function, so a worker process can import it by name. Its `admit`
+runs in the server before the job is queued (refuse a run that cannot fit in memory); its
+`warm_up` runs in a fresh worker before it says it is ready (import TensorFlow and Keras then,
+not after someone pressed Run).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 from core.config import SweepConfig, TrainConfig
+from core.engine import memory
 from core.engine.sweep import run_sweep
+from core.engine.tf_setup import tf
 from core.engine.training import train
+
+
+def warm_up() -> None:
+    """Import TensorFlow and Keras and set up the devices: the seconds a first Run would otherwise wait."""
+    tf()
+    import keras  # noqa: F401 - imported for its side effect: Keras' own start-up
 
 
 def _train(config: TrainConfig, on_item, should_stop, run_id: str):
@@ -17,6 +31,10 @@ def _train(config: TrainConfig, on_item, should_stop, run_id: str):
 def _sweep(config: SweepConfig, on_item, should_stop, run_id: str):
     return run_sweep(config, on_point=on_item, should_stop=should_stop, run_id=run_id)
 
+
+for _job in (_train, _sweep):
+    _job.admit = memory.check
+    _job.warm_up = warm_up
 
 # config type -> job(config, on_item(item, result), should_stop() -> bool, run_id) -> result
 JOB_KINDS: dict[type, Callable[..., Any]] = {TrainConfig: _train, SweepConfig: _sweep}

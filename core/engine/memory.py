@@ -1,0 +1,215 @@
+"""A run's peak memory, estimated before it starts from the models' layer shapes, and the check that refuses it.
+
+No TensorFlow: the page and the CLI call check(config) before anything is queued or stored, and a
+worker killed by the kernel for want of memory (CNN batch 65536 needs more than 14 GiB) is worse
+than one sentence saying so up front. The estimate, in float32 bytes:
+
+- data: training and test images and labels. The execution modes copy them to the device once
+  (tf.constant) and the worker keeps its NumPy copy, so on the CPU they count twice.
+- parameters: weights, their gradients, and the optimizer's slots (SGD none, Adam two).
+- activations: every layer's output for one batch (the larger of the training and evaluation
+  batch) times ACTIVATION_FACTOR, for what the backward pass keeps and the gradients flowing back.
+
+Free memory: the CPU's is MemAvailable (/proc/meminfo), read while the idle worker already holds
+TensorFlow's own working set; a GPU's is its total minus what is in use, from nvidia-smi where it
+is installed. Where free memory cannot be read (a Ray node, no nvidia-smi) nothing is refused.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.config import ConfigError, SweepConfig, TrainConfig
+
+FLOAT_BYTES = 4
+IMAGE = (28, 28)
+SAMPLE_BYTES = math.prod(IMAGE) * FLOAT_BYTES + 4  # float32 pixels and an int32 label
+TEST_SAMPLES = 10_000  # every dataset's test set (synthetic: core.engine.data.SYNTHETIC_TEST_SIZE)
+EVAL_BATCH = 1_000  # the multi-step loop's evaluation batch; keras-fit evaluates at the training batch size
+SWEEP_POOL = 8_192  # core.engine.sweep.SYNTHETIC_POOL: the synthetic samples a sweep keeps
+# Measured here: CNN batch 4096 peaked at 1.65 GB over the idle worker, 2.6x its forward
+# activations (0.64 GB); CNN batch 32768 grew the old server by about 12.8 GB (estimate: 12.7).
+ACTIVATION_FACTOR = 2.5
+OPTIMIZER_SLOTS = {"sgd": 0, "adam": 2}
+GIB = 2**30
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer as the estimate sees it: its output shape for one sample, and its parameter count."""
+
+    kind: str
+    output: tuple[int, ...]
+    parameters: int
+
+
+def _dense(units: int, inputs: int) -> Layer:
+    return Layer("Dense", (units,), (inputs + 1) * units)
+
+
+def _conv(filters: int, size: int, channels: int, side: int) -> Layer:
+    # 3x3 "valid" convolution: the output is size - 1 pixels smaller on each axis.
+    out = side - size + 1
+    return Layer("Conv2D", (out, out, filters), (size * size * channels + 1) * filters)
+
+
+def _pool(layer: Layer) -> Layer:
+    side, _, channels = layer.output
+    return Layer("MaxPooling2D", (side // 2, side // 2, channels), 0)
+
+
+def _softmax(_: int) -> tuple[Layer, ...]:
+    return (Layer("Flatten", (784,), 0), _dense(10, 784))
+
+
+def _mlp(hidden: int) -> tuple[Layer, ...]:
+    return (Layer("Flatten", (784,), 0), _dense(hidden, 784), _dense(10, hidden))
+
+
+def _cnn(_: int) -> tuple[Layer, ...]:
+    conv1 = _conv(32, 3, 1, 28)
+    pool1 = _pool(conv1)
+    conv2 = _conv(64, 3, 32, pool1.output[0])
+    pool2 = _pool(conv2)
+    flat = math.prod(pool2.output)
+    return (
+        Layer("Reshape", (28, 28, 1), 0),
+        conv1,
+        pool1,
+        conv2,
+        pool2,
+        Layer("Flatten", (flat,), 0),
+        _dense(10, flat),
+    )
+
+
+# Model name -> its layers, as core.engine.models builds them (tests/test_memory.py checks every
+# shape and parameter count against the real Keras model, so the two cannot drift apart).
+LAYERS: dict[str, Callable[[int], tuple[Layer, ...]]] = {"softmax": _softmax, "mlp": _mlp, "cnn": _cnn}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A run's peak memory in bytes on its device, by part, and on the host (where the data's NumPy copy lives)."""
+
+    device: str
+    data: int
+    parameters: int
+    activations: int
+    host: int
+
+    @property
+    def total(self) -> int:
+        """Bytes on the device the run trains on (on a CPU that includes the host's share)."""
+        return self.data + self.parameters + self.activations + (self.host if _is_cpu(self.device) else 0)
+
+
+def _is_cpu(device: str) -> bool:
+    return device.split("/")[-1].startswith("cpu")
+
+
+def layers(model: str, hidden_units: int = 128) -> tuple[Layer, ...]:
+    """The model's layers (output shape per sample, parameters), without building it."""
+    return LAYERS[model](hidden_units)
+
+
+def estimate(config: TrainConfig | SweepConfig, device: str | None = None) -> Estimate:
+    """Peak memory of a training run, or of a sweep's largest batch on `device` (default: its first)."""
+    model_layers = layers(config.model, config.hidden_units)
+    activations_per_sample = sum(math.prod(layer.output) for layer in model_layers) * FLOAT_BYTES
+    weights = sum(layer.parameters for layer in model_layers) * FLOAT_BYTES
+    if isinstance(config, SweepConfig):
+        device = device or config.devices[0]
+        samples = SWEEP_POOL if config.dataset == "synthetic" else 60_000
+        batch, slots = max(config.batch_sizes), 0
+    else:
+        device = device or config.device
+        samples = config.train_size + TEST_SAMPLES
+        batch, slots = max(config.batch_size, EVAL_BATCH), OPTIMIZER_SLOTS.get(config.optimizer, 2)
+    data = samples * SAMPLE_BYTES
+    return Estimate(
+        device=device,
+        data=data,
+        parameters=weights * (2 + slots),  # weights, gradients, optimizer slots
+        activations=int(batch * activations_per_sample * ACTIVATION_FACTOR),
+        host=data,
+    )
+
+
+def available_ram(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """Bytes of memory the kernel says a new allocation can get without swapping (MemAvailable), or None."""
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def available_gpu(index: int) -> int | None:
+    """Free bytes on GPU `index` (total minus used, from nvidia-smi), or None where that cannot be read."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=memory.total,memory.used", "--format=csv,noheader,nounits", f"--id={index}"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout
+        total, used = (int(v) for v in out.strip().splitlines()[0].split(","))
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+    return (total - used) * 2**20
+
+
+def available(device: str) -> int | None:
+    """Free bytes on a device as a user names it (cpu, gpu, gpu:N, gpu:all: the smallest), or None if unknown."""
+    if "/" in device:
+        return None  # a Ray node's device: its memory is that node's to say
+    if _is_cpu(device):
+        return available_ram()
+    kind, _, index = device.partition(":")
+    if index == "all":
+        return None
+    return available_gpu(int(index or 0))
+
+
+def _gib(n: int) -> str:
+    return f"{n / GIB:.1f} GiB"
+
+
+def check(config: TrainConfig | SweepConfig) -> None:
+    """Raise ConfigError (field batch_size) with one sentence if the run's estimated peak exceeds the free memory."""
+    devices = config.devices if isinstance(config, SweepConfig) else (config.device,)
+    for device in devices:
+        need = estimate(config, device)
+        free = available(device)
+        place = "the CPU" if _is_cpu(device) else device.upper()
+        if free is not None and need.total > free:
+            raise ConfigError(
+                "batch_size",
+                f"This run would need about {_gib(need.total)} of memory on {place} at its peak "
+                f"({_gib(need.activations)} of it for batch size {_batch(config):,} with model {config.model}), "
+                f"but only {_gib(free)} is free; try a smaller batch size, model or training subset.",
+            )
+        if not _is_cpu(device):
+            ram = available_ram()
+            if ram is not None and need.host > ram:
+                raise ConfigError(
+                    "train_subset",
+                    f"This run's data needs about {_gib(need.host)} of host memory, but only {_gib(ram)} is free; "
+                    "try a smaller training subset.",
+                )
+
+
+def _batch(config: TrainConfig | SweepConfig) -> int:
+    return max(config.batch_sizes) if isinstance(config, SweepConfig) else config.batch_size

@@ -1,0 +1,170 @@
+"""The training worker: a fresh Python process that imports TensorFlow before it is needed, runs one job, exits.
+
+Why a process: TensorFlow never gives memory back to the operating system, so a server that trained
+in its own process only ever grew (CNN batch 32768 twice: 3.6 -> 16.4 GB). A worker that exits
+after each job returns all of it; the next worker starts at once and imports TensorFlow while
+nobody waits, so the first Run after the server starts is as quick as later ones.
+
+Why not multiprocessing's "spawn" context: it re-runs the parent's __main__ in the child, and under
+Streamlit __main__ is the app script (its script runner installs it there), so every worker would
+run the whole page and start a Runner of its own. `python -m core.worker FD` is the same fresh
+interpreter that spawn gives (never a fork after TensorFlow), talking over multiprocessing's own
+Connection (a socketpair, pickled messages). Job functions and configs cross it by reference, so
+a job kind must be a module-level function.
+
+Messages, parent -> worker: ("path", sys.path), ("kinds", [job functions]), then ("job", function,
+config, run_id) or ("exit",), and ("stop",) at any time during the job.
+Worker -> parent: ("ready", pid), then ("item", item, result so far) per epoch or point, then
+("done", result, state, error text).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from multiprocessing.connection import Connection, Pipe
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Worker:
+    """The parent's handle on one worker process, started (and warming up) as soon as it is made."""
+
+    def __init__(self, kinds: Iterable[Callable[..., Any]]) -> None:
+        self.conn, child = Pipe()
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "core.worker", str(child.fileno())],
+            pass_fds=(child.fileno(),),
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+        child.close()
+        self.ready = False
+        self.pid = self.proc.pid
+        # The parent's path first, so the worker imports job functions from the modules the parent has.
+        self.conn.send(("path", list(sys.path)))
+        self.conn.send(("kinds", list(kinds)))
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until the worker has imported everything (True), or it died or timed out (False)."""
+        if not self.ready:
+            try:
+                if self.conn.poll(timeout):
+                    self.ready = self.conn.recv()[0] == "ready"
+            except (EOFError, OSError):
+                return False
+        return self.ready
+
+    def start(self, job: Callable[..., Any], config: Any, run_id: str) -> None:
+        """Hand the worker its one job (raises OSError if it has died)."""
+        self.conn.send(("job", job, config, run_id))
+
+    def stop(self) -> None:
+        """Ask the job to stop at its next check (should_stop() turns True)."""
+        try:
+            self.conn.send(("stop",))
+        except OSError:
+            pass  # already gone: nothing left to stop
+
+    def receive(self, timeout: float) -> tuple | None:
+        """The worker's next message, None if none came within timeout; EOFError if the worker has died."""
+        try:
+            return self.conn.recv() if self.conn.poll(timeout) else None
+        except OSError as err:
+            raise EOFError(str(err)) from None
+
+    def kill(self) -> None:
+        """End the worker now (SIGKILL): a step in progress cannot be interrupted any other way."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Let an idle or finished worker exit (killing it after timeout) and reap it."""
+        try:
+            self.conn.send(("exit",))
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.conn.close()
+
+    def how_it_ended(self) -> str:
+        """'was killed (SIGKILL, ...)' or 'exited with code 1', for the sentence of a job it left unfinished."""
+        try:
+            code = self.proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            return "stopped answering"
+        if code < 0:
+            name = signal.Signals(-code).name
+            why = ", often the system running out of memory" if -code == signal.SIGKILL else ""
+            return f"was killed ({name}{why})"
+        return f"exited with code {code}"
+
+
+# -- the worker's side -----------------------------------------------------------------------
+
+
+def _serve(conn: Connection) -> None:
+    kind, path = conn.recv()
+    sys.path[:0] = [p for p in path if p not in sys.path]
+    kind, kinds = conn.recv()
+    # A job kind may say how to get ready (core.engine.kinds: import TensorFlow and Keras), so the
+    # seconds that costs pass while the worker waits, not after someone pressed Run.
+    for warm_up in dict.fromkeys(getattr(k, "warm_up", None) for k in kinds):
+        if warm_up is not None:
+            warm_up()
+    conn.send(("ready", os.getpid()))
+    message = conn.recv()
+    if message[0] != "job":
+        return
+    _, job, config, run_id = message
+    stop = threading.Event()
+
+    def listen() -> None:
+        while True:
+            try:
+                if conn.recv()[0] == "stop":
+                    stop.set()
+            except (EOFError, OSError):
+                os._exit(1)  # the parent has gone: nobody will ever read this job's result
+
+    threading.Thread(target=listen, name="stop-listener", daemon=True).start()
+
+    def on_item(item: Any, result: Any) -> None:
+        conn.send(("item", item, result))
+
+    error_text = None
+    try:
+        result = job(config, on_item, stop.is_set, run_id)
+        state = getattr(result, "status", "completed")
+    except Exception as err:  # noqa: BLE001 - job functions should not raise; say it rather than die
+        result, state, error_text = None, "failed", f"{type(err).__name__}: {err}"
+    conn.send(("done", result, state, error_text))
+
+
+def main(fd: int) -> None:
+    """The worker process: get ready, run at most one job, exit."""
+    conn = Connection(fd)
+    try:
+        _serve(conn)
+    except (EOFError, OSError):
+        pass  # the parent closed the connection (it exited, or closed the Runner): nothing to do
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # os._exit: TensorFlow's threads can make a normal interpreter exit hang or crash at teardown.
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))
