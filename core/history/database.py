@@ -1,8 +1,10 @@
-"""The history file itself: where it lives, its tables by schema version, opening it up to date, dead writers.
+"""The history file itself: its tables by schema version, opening it.
 
 One SQLite file in WAL mode, so the dashboard can read while a CLI or the runner writes. The schema's
 version is PRAGMA user_version and MIGRATIONS brings an older file up to date. Runs left `running` by a
-process that has since died become `interrupted` when the file is opened.
+process that has since died become `interrupted` when the file is opened. A new file is built aside and
+linked into place whole, so a 0-byte file at the path is never one of ours and is refused, not reused.
+A lock is waited for LOCK_TIMEOUT_S seconds (or $TFDASH_LOCK_TIMEOUT), a bound every sentence states.
 """
 
 from __future__ import annotations
@@ -12,13 +14,25 @@ import socket
 import sqlite3
 import uuid
 from pathlib import Path
+from urllib.parse import quote
 
-DB_ENV = "TFDASH_DB"
-APP_DIR = "tfdash"
-DB_FILE = "runs.sqlite3"
+from core.history import summary
+from core.history.paths import (  # re-exported: the names callers have always imported from here
+    DB_ENV as DB_ENV,
+)
+from core.history.paths import (
+    LOCK_TIMEOUT_S as LOCK_TIMEOUT_S,
+)
+from core.history.paths import (
+    StoreError as StoreError,
+)
+from core.history.paths import (
+    default_db_path as default_db_path,
+)
 
-# Migration N takes the file from user_version N-1 to N. Append; never edit a released one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+# Migration N takes the file from user_version N-1 to N: SQL, or a function of the connection for what SQL
+# cannot compute. Append; never edit a released one.
+MIGRATIONS: tuple[tuple, ...] = (
     (
         """CREATE TABLE runs (
             run_id TEXT PRIMARY KEY,
@@ -46,20 +60,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (run_id, epoch)
         ) WITHOUT ROWID""",
     ),
+    (  # a training run's summary (core.history.summary), so listing never reads an epoch
+        "ALTER TABLE runs ADD COLUMN epochs_done INTEGER NOT NULL DEFAULT 0",
+        # No declared type: a value keeps the type its file gave it (1 stays 1, not 1.0), as the list printed it.
+        "ALTER TABLE runs ADD COLUMN final_test_accuracy",
+        "ALTER TABLE runs ADD COLUMN median_epoch_seconds",
+        summary.backfill,
+    ),
 )
 SCHEMA = len(MIGRATIONS)
-
-
-class StoreError(RuntimeError):
-    """The history file cannot be opened, read or written; the sentence names the file."""
-
-
-def default_db_path() -> Path:
-    """$TFDASH_DB, else $XDG_DATA_HOME/tfdash/runs.sqlite3, else ~/.local/share/tfdash/runs.sqlite3."""
-    if os.environ.get(DB_ENV):
-        return Path(os.environ[DB_ENV]).expanduser()
-    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(data_home) / APP_DIR / DB_FILE
 
 
 def new_run_id() -> str:
@@ -67,13 +76,20 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """The history file at `path`, created or migrated to SCHEMA, with dead writers' runs marked interrupted."""
+def _open(path: Path, timeout: float, mode: str) -> sqlite3.Connection:
+    # A URI with mode=rw never creates a file: a path deleted since it was checked is an error, not a new history.
+    # isolation_level=None: transactions are explicit (BEGIN IMMEDIATE), so a write is all or nothing.
+    uri = f"file:{quote(str(path))}?mode={mode}"
+    return sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+
+
+def connect(path: Path, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
+    """The history file at `path` for writing, created or migrated to SCHEMA, dead writers' runs interrupted."""
     db = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: transactions are explicit (BEGIN IMMEDIATE), so a write is all or nothing.
-        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        if not path.exists():
+            _create(path, timeout)
+        db = _open(path, timeout, "rw")
         db.execute("PRAGMA journal_mode=WAL")
         # In WAL mode NORMAL survives any crash of this process; only a power cut can lose the last epoch.
         db.execute("PRAGMA synchronous=NORMAL")
@@ -89,6 +105,69 @@ def connect(path: Path) -> sqlite3.Connection:
         raise StoreError(f"The run history {path} cannot be opened ({err}); set {DB_ENV} or --db.") from None
 
 
+def open_reader(path: Path, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
+    """A second connection that only reads: in WAL mode it never waits behind this process's own writer."""
+    try:
+        db = _open(path, timeout, "rw")
+        db.execute("PRAGMA query_only=ON")
+        return db
+    except sqlite3.Error as err:
+        raise StoreError(f"The run history {path} cannot be opened ({err}).") from None
+
+
+def open_read_only(path: Path, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
+    """A read-only file, opened read-only; one of an older schema is copied into memory and migrated there."""
+    db = None
+    for mode in ("ro", "ro&immutable=1"):  # immutable: WAL needs a -shm file that a read-only folder cannot hold
+        try:
+            db = _open(path, timeout, mode)
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            break
+        except sqlite3.Error as err:
+            if db is not None:
+                db.close()
+            db, failure = None, err
+    if db is None:
+        raise StoreError(f"The run history {path} is read-only and cannot be opened ({failure}).")
+    try:
+        if version < SCHEMA:
+            memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            db.backup(memory)
+            db.close()
+            db = memory
+        _migrate(db, path)
+        db.execute("PRAGMA query_only=ON")
+        return db
+    except (sqlite3.Error, StoreError) as err:
+        db.close()
+        if isinstance(err, StoreError):
+            raise
+        raise StoreError(f"The run history {path} cannot be opened ({err}).") from None
+
+
+def _create(path: Path, timeout: float) -> None:
+    """A new, empty history built aside and linked into place, so no one ever sees it half made."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    aside = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.new")
+    try:
+        db = sqlite3.connect(aside, timeout=timeout, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            _migrate(db, path)
+        finally:
+            db.close()
+        try:
+            os.link(aside, path)
+        except FileExistsError:
+            pass  # another process made it first: theirs is the history
+        except OSError:  # a filesystem without hard links
+            if not path.exists():
+                os.replace(aside, path)
+    finally:
+        for leftover in (aside, Path(f"{aside}-wal"), Path(f"{aside}-shm")):
+            leftover.unlink(missing_ok=True)
+
+
 def _migrate(db: sqlite3.Connection, path: Path) -> None:
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA:
@@ -101,9 +180,9 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         version = db.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated
-        for statements in MIGRATIONS[version:]:
-            for sql in statements:
-                db.execute(sql)
+        for steps in MIGRATIONS[version:]:
+            for step in steps:
+                step(db) if callable(step) else db.execute(step)
         db.execute(f"PRAGMA user_version = {SCHEMA}")
         db.execute("COMMIT")
     except BaseException:
@@ -120,7 +199,10 @@ def _recover(db: sqlite3.Connection) -> None:
     gone = [(run_id, pid) for run_id, pid, token in rows if pid is None or not process_alive(pid, token)]
     if not gone:
         return
-    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError:
+        return  # another process holds the write lock: opening must still work, and the next open recovers
     try:
         for run_id, pid in gone:
             db.execute(

@@ -18,27 +18,53 @@ from pathlib import Path
 from typing import Any
 
 from core.config import TrainConfig
-from core.history import importer, tables
-from core.history.database import StoreError, connect, default_db_path, new_run_id, process_token
+from core.history import importer, summary, tables
+from core.history.database import connect, new_run_id, open_read_only, open_reader, process_token
 from core.history.importer import ImportOutcome, RunFileError
-from core.history.rows import HistoryRow, SweepRow, history_row, result_csv, sweep_row
+from core.history.paths import (
+    StoreError,
+    check_path,
+    default_db_path,
+    is_read_only,
+    lock_timeout,
+    read_error,
+    read_only_error,
+    write_error,
+)
+from core.history.rows import HistoryRow, SweepRow, result_csv, sweep_row
 from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
 
 __all__ = ["Store", "StoreError", "attach", "default_db_path", "get_store", "new_run_id"]
 
 
 class Store:
-    """The run history of training runs and sweeps. One connection guarded by a lock."""
+    """The run history of training runs and sweeps: one connection writes, another reads, each behind its lock.
 
-    def __init__(self, path: str | os.PathLike | None = None):
-        self.path = Path(path).expanduser() if path else default_db_path()
-        self._lock = threading.RLock()
-        self._db = connect(self.path)
+    In WAL mode a reader never waits for a writer, so the History view lists while this process's writer waits
+    for another process's lock. A file marked read-only is opened read-only: listed and exported, never changed.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool | None = None):
+        self.path = default_db_path() if path is None else check_path(path)
+        self.lock_timeout = lock_timeout()
+        self.read_only = is_read_only(self.path) if read_only is None else read_only
+        self._write_lock, self._read_lock = threading.RLock(), threading.Lock()
+        if self.read_only:
+            self._writer, self._reader = None, open_read_only(self.path, self.lock_timeout)
+        else:
+            self._writer = connect(self.path, self.lock_timeout)
+            try:
+                self._reader = open_reader(self.path, self.lock_timeout)
+            except StoreError:
+                self._writer.close()
+                raise
 
     def close(self) -> None:
         """Close the file (the last connection to close folds the WAL back into it)."""
-        with self._lock:
-            self._db.close()
+        with self._write_lock, self._read_lock:
+            self._reader.close()
+            if self._writer is not None:
+                self._writer.close()
 
     def __enter__(self) -> Store:
         return self
@@ -48,25 +74,31 @@ class Store:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: all of it lands, or none of it."""
-        with self._lock:
+        """One write transaction: all of it lands, or none of it; a held lock is waited for lock_timeout s."""
+        if self._writer is None:
+            raise read_only_error(self.path)
+        db = self._writer
+        with self._write_lock:
             try:
-                self._db.execute("BEGIN IMMEDIATE")
+                db.execute("BEGIN IMMEDIATE")
                 try:
-                    yield self._db
+                    yield db
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    if db.in_transaction:  # a full disk has already rolled it back
+                        db.execute("ROLLBACK")
                     raise
-                self._db.execute("COMMIT")
+                db.execute("COMMIT")
             except sqlite3.Error as err:
-                raise StoreError(f"The run history {self.path} cannot be written ({err}).") from None
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise write_error(self.path, err, self.lock_timeout) from None
 
     def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
-        with self._lock:
+        with self._read_lock:
             try:
-                return self._db.execute(sql, tuple(params)).fetchall()
+                return self._reader.execute(sql, tuple(params)).fetchall()
             except sqlite3.Error as err:
-                raise StoreError(f"The run history {self.path} cannot be read ({err}).") from None
+                raise read_error(self.path, err) from None
 
     # -- a run as it happens (the runner and the CLI) ------------------------------------
     def begin(self, run_id: str, config: Any, started_at: str | None = None) -> None:
@@ -84,12 +116,14 @@ class Store:
     def add_epoch(self, run_id: str, metrics: EpochMetrics, result: RunResult | None = None) -> None:
         """Write one finished epoch (and the run's host and device info so far) in one transaction."""
         with self._tx() as db:
+            tables.require_train(db, run_id)
             if result is not None:
                 db.execute(
                     "UPDATE runs SET host = ?, device = ?, started_at = COALESCE(?, started_at) WHERE run_id = ?",
                     (tables.to_json(result.host), tables.to_json(result.device), result.started_at, run_id),
                 )
             tables.write_epochs(db, run_id, [metrics])
+            summary.refresh(db, [run_id])
 
     def finish(self, result: RunResult, origin: str = "local") -> None:
         """Write a run's final state and every epoch it has (inserting the run if it was never begun)."""
@@ -99,6 +133,7 @@ class Store:
     def mark(self, run_id: str, status: str, error: str | None = None) -> None:
         """Set a run's final status when there is no result to finish it with."""
         with self._tx() as db:
+            tables.require_train(db, run_id)
             db.execute(
                 "UPDATE runs SET status = ?, error = ?, finished_at = ?, owner_host = NULL, owner_pid = NULL,"
                 " owner_token = NULL WHERE run_id = ?",
@@ -190,14 +225,13 @@ class Store:
         return [found[i] for i in ids if i in found]
 
     def history(self, limit: int | None = None) -> list[HistoryRow]:
-        """Training runs, newest first: the dashboard's History table and `python -m core history`."""
+        """Training runs, newest first, from their summaries (no epoch is read): the History table and `history`."""
         rows = self._query(
-            f"SELECT {tables.RUN_COLUMNS} FROM runs WHERE kind = 'train'"
+            f"SELECT {tables.SUMMARY_COLUMNS} FROM runs WHERE kind = 'train'"
             " ORDER BY COALESCE(started_at, stored_at) DESC LIMIT ?",
             (-1 if limit is None else limit,),
         )
-        origins = {row[0]: row[-1] for row in rows}
-        return [history_row(r, origins[r.run_id]) for r in self._results(rows).values()]
+        return [tables.summary_row(row) for row in rows]
 
     def _results(self, rows: list[tuple]) -> dict[str, RunResult]:
         ids = [row[0] for row in rows]
@@ -206,6 +240,10 @@ class Store:
             f"SELECT run_id, metrics FROM epochs WHERE run_id IN ({marks}) ORDER BY run_id, epoch", ids
         )
         return tables.read_runs(rows, epochs) if rows else {}
+
+    def ids(self) -> list[tuple[str, str]]:
+        """(id, kind) of everything stored, oldest first: what export --all walks."""
+        return self._query("SELECT run_id, kind FROM runs ORDER BY COALESCE(started_at, stored_at), run_id")
 
     # -- reading sweeps and other kinds ------------------------------------------------------
     def sweeps(self, limit: int | None = None) -> list[SweepRow]:
@@ -263,7 +301,7 @@ _stores_lock = threading.Lock()
 
 def get_store(path: str | os.PathLike | None = None) -> Store:
     """The process-wide Store for `path` (default: default_db_path(), read now); opened once."""
-    resolved = (Path(path).expanduser() if path else default_db_path()).resolve()
+    resolved = (default_db_path() if path is None else check_path(path)).resolve()
     with _stores_lock:
         if resolved not in _stores:
             _stores[resolved] = Store(resolved)

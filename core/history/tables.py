@@ -7,16 +7,25 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import asdict, fields
+from dataclasses import asdict
 from typing import Any
 
+from core.history import summary
 from core.history.checks import check_result
-from core.history.database import StoreError
 from core.history.limits import RunFileError
+from core.history.paths import StoreError
+from core.history.rows import HistoryRow
 from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
 
 RUN_COLUMNS = "run_id, status, schema_version, config, host, device, error, started_at, finished_at, origin"
-_EPOCH_FIELDS = {f.name for f in fields(EpochMetrics)}
+# A training run's list row: its summary columns and the few labels the list shows, never an epoch.
+SUMMARY_COLUMNS = (
+    "run_id, started_at, json_extract(config, '$.dataset'), json_extract(config, '$.model'),"
+    " json_extract(device, '$.requested'), json_extract(config, '$.device'), json_extract(device, '$.variables_on'),"
+    " json_extract(device, '$.name'), epochs_done, json_extract(config, '$.epochs'),"
+    " json_extract(config, '$.batch_size'), final_test_accuracy, median_epoch_seconds, status,"
+    " json_extract(host, '$.hostname'), origin"
+)
 _RECORD_TEXT = ("started_at", "finished_at", "error")  # a record's payload fields copied to their columns
 
 
@@ -40,6 +49,9 @@ def write_run(db: sqlite3.Connection, result: RunResult, origin: str) -> None:
     """Insert or replace a run's row (no longer owned by a process) and write every epoch it has."""
     if not result.run_id:
         raise StoreError("A run needs a run_id to be stored.")
+    found = db.execute("SELECT kind FROM runs WHERE run_id = ?", (result.run_id,)).fetchone()
+    if found is not None and found[0] != "train":
+        raise StoreError(f"The id {result.run_id} is already used by a {found[0]}; it was left as it was.")
     db.execute(
         f"INSERT INTO runs ({RUN_COLUMNS}, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, schema_version = excluded.schema_version,"
@@ -50,6 +62,27 @@ def write_run(db: sqlite3.Connection, result: RunResult, origin: str) -> None:
          to_json(result.device), result.error, result.started_at, result.finished_at, origin, utc_now()),
     )  # fmt: skip
     write_epochs(db, result.run_id, result.epochs)
+    summary.refresh(db, [result.run_id])
+
+
+def require_train(db: sqlite3.Connection, run_id: str) -> None:
+    """StoreError unless `run_id` is a stored training run (a sweep's id is never written into)."""
+    found = db.execute("SELECT kind FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    if found is None:
+        raise StoreError(f"There is no run {run_id} in the history to record it into.")
+    if found[0] != "train":
+        raise StoreError(f"The id {run_id} belongs to a {found[0]}, not a training run; it was left as it was.")
+
+
+def summary_row(row: tuple) -> HistoryRow:
+    """A HistoryRow from the SUMMARY_COLUMNS of a runs row."""
+    run_id, when, dataset, model, requested, configured, variables_on, name, done, total, batch = row[:11]
+    accuracy, median, status, host, origin = row[11:]
+    return HistoryRow(
+        run_id=run_id or "", when=when, dataset=dataset, model=model, device=requested or configured,
+        variables_on=variables_on, device_name=name, epochs_done=done, epochs_total=total, batch_size=batch,
+        final_test_accuracy=accuracy, median_epoch_seconds=median, status=status, host=host, origin=origin,
+    )  # fmt: skip
 
 
 def write_epochs(db: sqlite3.Connection, run_id: str | None, epochs: Iterable[EpochMetrics]) -> None:
@@ -81,8 +114,7 @@ def read_runs(rows: list[tuple], epoch_rows: Iterable[tuple[str, str]]) -> dict[
     """RunResults from runs rows (RUN_COLUMNS) and their (run_id, metrics) epochs rows in epoch order."""
     epochs: dict[str, list[EpochMetrics]] = {row[0]: [] for row in rows}
     for run_id, metrics in epoch_rows:
-        values = json.loads(metrics)  # fields a newer version added are left out
-        epochs[run_id].append(EpochMetrics(**{k: v for k, v in values.items() if k in _EPOCH_FIELDS}))
+        epochs[run_id].append(summary.epoch_from_json(metrics))
     return {
         run_id: RunResult(
             config=json.loads(config), host=json.loads(host), device=json.loads(device), status=status,
