@@ -7,6 +7,7 @@ import json
 import random
 import signal
 import statistics
+import time
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,11 @@ def recorded(tmp_path_factory):
     run_id = runner.submit(TINY)
     status = runner.wait(run_id, timeout=120)
     assert status.state == "completed", status.error
+    # The runner says "finished" to its listeners just after wait() returns, and the store's reader does not
+    # wait for its writer, so the row lands a moment later.
+    deadline = time.monotonic() + 10
+    while store.get_sweep(run_id) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     yield store, status
     store.close()
 

@@ -1,4 +1,4 @@
-"""The command line: python -m core devices | train | history | export | import | sweep.
+"""The command line: python -m core devices | train | history | export | import | salvage | sweep.
 
 COMMANDS is the one list of subcommands; each module names its own (help, flags, handler) and none
 registers itself. The shared parts (exit codes, --db, the save-and-report tail) are in core.cli.common.
@@ -27,6 +27,7 @@ COMMANDS: dict[str, Command] = {
     "history": history.HISTORY,
     "export": history.EXPORT,
     "import": history.IMPORT,
+    "salvage": history.SALVAGE,
     "sweep": sweep.COMMAND,
 }
 

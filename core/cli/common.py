@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import threading
@@ -62,16 +63,43 @@ def write_json(path: str | None, result: Any) -> int | None:
     return None
 
 
+SAVE_TRIES = 3  # a locked history is tried this many times (each waits store.lock_timeout) before giving up
+
+
+def save(store: Store, result: Any) -> StoreError | None:
+    """Store a finished result whole, trying a locked file SAVE_TRIES times; the failure, if it still failed."""
+    for attempt in range(SAVE_TRIES):
+        try:
+            store.save(result)
+            return None
+        except StoreError as err:
+            if "locked" not in str(err) or attempt == SAVE_TRIES - 1:
+                return err
+    return None
+
+
 def save_and_report(
-    store: Store, result: Any, json_path: str | None, summary: Callable[[Any], str], failed: str
+    store: Store,
+    result: Any,
+    json_path: str | None,
+    summary: Callable[[Any], str],
+    failed: str,
+    kept: Callable[[], str] = lambda: "",
 ) -> int:
-    """The end of a train or sweep: store the result, write --json, then the summary or the failure; the exit code."""
-    try:
-        store.save(result)
-    except StoreError as err:
-        return fail(str(err))
-    if (code := write_json(json_path, result)) is not None:
-        return code
+    """The end of a train or sweep: store the result, write --json, then the summary or the failure; the exit code.
+
+    A result the history cannot take is still written to --json, the run is marked failed where the file
+    allows, and the sentence says what was kept (kept(): which epochs the history holds).
+    """
+    unsaved = save(store, result)
+    json_code = write_json(json_path, result)
+    if unsaved is not None:
+        with contextlib.suppress(StoreError):  # the file that refused the result may refuse this too
+            store.mark(result.run_id, "failed", str(unsaved))
+        whole = f" The whole result is in {json_path}." if json_path and json_code is None else ""
+        return fail(f"{unsaved}{kept()}{whole}")
+    if json_code is not None:
+        return json_code
     if result.status == "failed":
         return fail(result.error or failed)  # the job's own sentence, else `failed`
     print(summary(result))

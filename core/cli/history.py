@@ -1,21 +1,35 @@
-"""python -m core history | export | import: the run history on the command line."""
+"""python -m core history | export | import | salvage: the run history on the command line.
+
+Every label another machine wrote (host, device names) is printed through printable(): no escape sequence
+reaches the terminal and no column is wider than MAX_CELL characters.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 
-from core.cli.common import EXIT_OK, Command, db_flag, fail
+from core.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, db_flag, fail
 from core.history.importer import RunFileError
+from core.history.limits import MAX_CELL, printable
+from core.history.paths import check_path
 from core.history.store import Store, StoreError, default_db_path
+
+LONG_CELL = 400  # a sweep's last column is a sentence (an error, the crossover)
 
 
 def _existing_store(args: argparse.Namespace) -> Store | None:
     """The history named by --db, or None where there is no such file yet (reading creates nothing)."""
-    path = args.db or default_db_path()
+    path = default_db_path() if args.db is None else check_path(args.db)
     return Store(path) if os.path.exists(path) else None
+
+
+def _cells(row: tuple, last: int = MAX_CELL) -> tuple[str, ...]:
+    """A table row's cells made printable: escapes gone, each cut to MAX_CELL (the last to `last`) characters."""
+    return (*(printable(c, MAX_CELL) for c in row[:-1]), printable(row[-1], last))
 
 
 def _table(head: str, rows: list[tuple[str, ...]]) -> str:
@@ -32,18 +46,20 @@ def _when(iso: str | None) -> str:
 def format_history(rows) -> str:
     """The history as an aligned text table, newest first."""
     cells = [
-        (
-            r.run_id,
-            _when(r.when),
-            r.dataset or "?",
-            r.model or "?",
-            f"{r.device} ({r.variables_on})" if r.variables_on else str(r.device),
-            f"{r.epochs_done}/{r.epochs_total}",
-            str(r.batch_size),
-            "-" if r.final_test_accuracy is None else f"{r.final_test_accuracy:.4f}",
-            "-" if r.median_epoch_seconds is None else f"{r.median_epoch_seconds:.3f}",
-            r.status,
-            r.host or "?",
+        _cells(
+            (
+                r.run_id,
+                _when(r.when),
+                r.dataset or "?",
+                r.model or "?",
+                f"{r.device} ({r.variables_on})" if r.variables_on else str(r.device),
+                f"{r.epochs_done}/{r.epochs_total}",
+                str(r.batch_size),
+                "-" if r.final_test_accuracy is None else f"{r.final_test_accuracy:.4f}",
+                "-" if r.median_epoch_seconds is None else f"{r.median_epoch_seconds:.3f}",
+                r.status,
+                r.host or "?",
+            )
         )
         for r in rows
     ]
@@ -53,16 +69,19 @@ def format_history(rows) -> str:
 def format_sweeps(rows) -> str:
     """The stored sweeps as an aligned text table, newest first; failed ones say why instead of a crossover."""
     cells = [
-        (
-            r.run_id,
-            _when(r.when),
-            f"{r.model or '?'} (hidden {r.hidden_units})" if r.hidden_units else r.model or "?",
-            ",".join(r.devices) or "?",
-            ",".join(map(str, r.batch_sizes)) or "?",
-            f"{r.points_measured}/{r.points_total}",
-            r.status,
-            r.host or "?",
-            r.crossover if r.points_measured else r.error or r.crossover,
+        _cells(
+            (
+                r.run_id,
+                _when(r.when),
+                f"{r.model or '?'} (hidden {r.hidden_units})" if r.hidden_units else r.model or "?",
+                ",".join(r.devices) or "?",
+                ",".join(map(str, r.batch_sizes)) or "?",
+                f"{r.points_measured}/{r.points_total}",
+                r.status,
+                r.host or "?",
+                r.crossover if r.points_measured else r.error or r.crossover,
+            ),
+            LONG_CELL,
         )
         for r in rows
     ]
@@ -88,6 +107,12 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Print one run or sweep as JSON (the train/sweep --json format), or its epochs or points as CSV."""
+    if args.all == bool(args.run_id):
+        return fail("export takes a RUN_ID or --all, not both or neither.", EXIT_USAGE)
+    if args.all:
+        return export_all(args)
+    if args.out:
+        return fail("--out goes with --all; export RUN_ID prints to the screen (redirect it with >).", EXIT_USAGE)
     try:
         store = _existing_store(args)
         text = (store.export_csv if args.csv else store.export_json)(args.run_id) if store else None
@@ -98,6 +123,45 @@ def cmd_export(args: argparse.Namespace) -> int:
     if text is None:
         return fail(f"there is no run {args.run_id!r} in the history (python -m core history lists them).")
     sys.stdout.write(text if args.csv else text + "\n")
+    return EXIT_OK
+
+
+def export_all(args: argparse.Namespace) -> int:
+    """Every readable run and sweep, one file's JSON per line (each line imports as a file); a sentence of counts."""
+    if args.csv:
+        return fail("--all exports JSON lines; use export --csv RUN_ID for one run's CSV.", EXIT_USAGE)
+    try:
+        store = _existing_store(args)
+        ids = store.ids() if store else []
+    except StoreError as err:
+        return fail(str(err))
+    lines, unreadable = [], []
+    for run_id, kind in ids:
+        try:
+            result = store.get(run_id) if kind == "train" else store.get_sweep(run_id)
+            if result is None:
+                raise StoreError(f"a {kind} this version cannot export")
+            lines.append(result.to_json(indent=None) + "\n")
+        except StoreError as err:
+            unreadable.append(f"{printable(run_id, MAX_CELL)} ({err})")
+    try:
+        out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout  # noqa: SIM115 - stdout stays open
+    except OSError as err:
+        return fail(f"--out: cannot write {args.out} ({err.strerror}).")
+    with out if args.out else contextlib.nullcontext():
+        out.writelines(lines)
+    runs = sum(1 for _, kind in ids if kind == "train")
+    said = f"Exported {len(lines)} of {len(ids)} results ({runs} runs, {len(ids) - runs} sweeps)"
+    print(f"{said}{'; could not read: ' + '; '.join(unreadable) if unreadable else ''}.", file=sys.stderr)
+    return EXIT_FAILED if unreadable else EXIT_OK
+
+
+def cmd_salvage(args: argparse.Namespace) -> int:
+    """Copy every readable run and sweep of a damaged history into a new file, then say how many."""
+    try:
+        print(Store.salvage(args.damaged, args.new))
+    except StoreError as err:
+        return fail(str(err))
     return EXIT_OK
 
 
@@ -119,8 +183,10 @@ def _history_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _export_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run_id", metavar="RUN_ID")
+    p.add_argument("run_id", metavar="RUN_ID", nargs="?")
     p.add_argument("--csv", action="store_true", help="a run's epochs or a sweep's points as CSV instead of JSON")
+    p.add_argument("--all", action="store_true", help="every readable run and sweep, one JSON file per line")
+    p.add_argument("--out", metavar="FILE", help="with --all: write to FILE instead of the screen")
     db_flag(p)
 
 
@@ -131,4 +197,9 @@ def _import_flags(p: argparse.ArgumentParser) -> None:
 
 HISTORY = Command("list recorded runs and sweeps, newest first", _history_flags, cmd_history)
 EXPORT = Command("print a recorded run or sweep as JSON, or its epochs or points as CSV", _export_flags, cmd_export)
+SALVAGE = Command(
+    "copy every readable run and sweep of a damaged history into a new file",
+    lambda p: (p.add_argument("damaged", metavar="DAMAGED"), p.add_argument("new", metavar="NEW")),
+    cmd_salvage,
+)
 IMPORT = Command("add a run's or sweep's JSON file (e.g. from a GPU server) to the history", _import_flags, cmd_import)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.config import DATASETS, EXECUTIONS, MODELS, OPTIMIZERS, ConfigError, TrainConfig, canonical_execution
@@ -72,11 +73,16 @@ def cmd_train(args: argparse.Namespace) -> int:
         config = config_from_args(args)
     except ConfigError as err:
         return fail(str(err), EXIT_USAGE)
+    from core.engine import devices
     from core.engine.training import train  # TensorFlow loads here, once the flags are known to be good
 
+    try:
+        devices.resolve(config.device)  # a GPU that is not here is refused before the history holds a row
+        store = Store(args.db)
+    except (StoreError, devices.DeviceError) as err:
+        return fail(str(err))
     run_id = new_run_id()
     try:
-        store = Store(args.db)
         store.begin(run_id, config)
     except StoreError as err:
         return fail(str(err))
@@ -87,12 +93,55 @@ def cmd_train(args: argparse.Namespace) -> int:
     )
     print(f"run {run_id}, recorded epoch by epoch in {store.path}", flush=True)
 
+    writer = EpochWriter(store, run_id)
+
     def on_epoch(metrics, result) -> None:
-        store.add_epoch(run_id, metrics, result)  # on disk before it is printed: a kill loses no printed epoch
+        writer.write(metrics, result)  # on disk before it is printed: a kill loses no printed epoch
         print(format_epoch(metrics, config.epochs), flush=True)
 
     result = train(config, on_epoch=on_epoch, should_stop=stop_on_ctrl_c(), run_id=run_id)
-    return save_and_report(store, result, args.json, format_summary, "training failed.")
+    return save_and_report(store, result, args.json, format_summary, "training failed.", writer.kept)
+
+
+def epoch_ranges(epochs: list[int]) -> str:
+    """[1, 2, 3, 5] -> '1-3, 5'; [] -> 'none'."""
+    spans: list[list[int]] = []
+    for n in sorted(epochs):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in spans) or "none"
+
+
+class EpochWriter:
+    """Writes each epoch as it finishes; one the history refuses (locked, full) waits for the next try, and
+    training goes on: its work is kept in the final write, or in --json, and kept() says which epochs are stored."""
+
+    def __init__(self, store: Store, run_id: str):
+        self.store, self.run_id = store, run_id
+        self.stored: list[int] = []
+        self.pending: list = []
+        self.warned = False
+
+    def write(self, metrics, result) -> None:
+        """Write this epoch and any earlier one still pending; on failure say so once on stderr and go on."""
+        self.pending.append(metrics)
+        try:
+            while self.pending:
+                self.store.add_epoch(self.run_id, self.pending[0], result)
+                self.stored.append(self.pending.pop(0).epoch)
+        except StoreError as err:
+            if not self.warned:
+                print(f"warning: {err} Training goes on; the epochs are written again later.", file=sys.stderr)
+                self.warned = True
+
+    def kept(self) -> str:
+        """' Epochs 1-3 of run ID are stored in it; 4-10 could not be.'"""
+        missing, stored = [m.epoch for m in self.pending], epoch_ranges(self.stored)
+        if not missing:
+            return f" Epochs {stored} of run {self.run_id} are stored in it; only its final state is not."
+        return f" Epochs {stored} of run {self.run_id} are stored in it; {epoch_ranges(missing)} could not be."
 
 
 def _train_flags(p: argparse.ArgumentParser) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from core.history.checks import check_result
 from core.history.limits import MAX_FILE_BYTES as MAX_FILE_BYTES  # re-exported: the limit callers quote
 from core.history.limits import RunFileError as RunFileError
-from core.history.limits import check_values, parse_bytes, read_limited, show
+from core.history.limits import check_values, clean_labels, parse_bytes, read_limited, show
 from core.history.schemas import IMPORTABLE_STATUSES, TRAIN_KIND
 from core.results import SWEEP_KIND, RunResult, SweepResult
 
@@ -48,8 +48,10 @@ class ImportOutcome:
 
 
 def _check_file(kind: str, data: Any) -> RunResult | SweepResult:
-    """Limits, then the schema and cross-field checks, then: a file never holds a running job."""
+    """Limits, labels made printable, the schema and cross-field checks, then: a file never holds a running job."""
     check_values(data)
+    if isinstance(data, dict):  # another machine's names reach terminals and pages: no escapes, no 10,000 columns
+        data = {k: clean_labels(v) if k in ("host", "device") else v for k, v in data.items()}
     result = check_result(kind, data)
     if result.status not in IMPORTABLE_STATUSES:
         raise RunFileError(f"status must be one of {', '.join(IMPORTABLE_STATUSES)}, not {show(result.status)}.")

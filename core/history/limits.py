@@ -22,6 +22,12 @@ MAX_DEPTH = 10  # the format itself needs 4 (host -> gpus -> one gpu)
 MAX_STRING = 10_000
 MAX_ITEMS = 1_000  # entries in any one list or object
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+MAX_LABEL = 200  # a host or device label kept on import; a terminal column shows at most MAX_CELL
+MAX_CELL = 64
+# ANSI escape sequences (CSI, OSC, and two-character ones) go whole; any other control character, and the
+# bidirectional overrides that reorder text on screen, become a space.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 class RunFileError(ValueError):
@@ -41,6 +47,35 @@ def _nesting_depth(text: str) -> int:
     return int(np.cumsum(step).max(initial=0))
 
 
+def printable(text: str, limit: int = MAX_LABEL) -> str:
+    """A label safe to show: escape sequences removed, control characters made spaces, cut to `limit` characters."""
+    text = _CONTROLS.sub(" ", _ESCAPES.sub("", text))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def clean_labels(value: Any) -> Any:
+    """Every string in a host's or device's description made printable() (a copy; numbers stay as they are)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list):
+        return [clean_labels(v) for v in value]
+    if isinstance(value, dict):
+        return {k: clean_labels(v) for k, v in value.items()}
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict; a key given twice is refused (json would silently keep the last)."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise RunFileError(
+                f'The file gives the key "{show_key(key)}" twice in one object; each key may appear once.'
+            )
+        seen[key] = value
+    return seen
+
+
 def _reject_constant(name: str) -> Any:
     raise RunFileError(f"The file contains {name}, which is not a number JSON allows; every value must be finite.")
 
@@ -55,7 +90,7 @@ def _parse_json(data: bytes) -> Any:
     if _nesting_depth(text) > MAX_DEPTH:
         raise RunFileError(f"The file nests lists or objects more than {MAX_DEPTH} deep; a run file never does.")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as err:
         raise RunFileError(
             f"The file is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})."

@@ -14,8 +14,19 @@ from typing import Any
 
 import numpy as np
 
-from core.config import MAX_BATCH, MAX_BATCH_SIZES, MAX_DEVICES, MAX_REPEATS, MAX_STEPS, SweepConfig, TrainConfig
-from core.results import STATUSES
+from core.config import (
+    MAX_BATCH,
+    MAX_BATCH_SIZES,
+    MAX_DEVICES,
+    MAX_EPOCHS,
+    MAX_REPEATS,
+    MAX_STEPS,
+    SweepConfig,
+    TrainConfig,
+)
+from core.results import MAX_CALLS_PER_EPOCH, MAX_STRIP, STATUSES
+
+NUM_CLASSES = 10  # every dataset's labels are 0..9
 
 # Upper bounds that no real measurement reaches; the loss bound is float32's largest finite value,
 # which training records in place of a diverged (infinite) loss.
@@ -201,8 +212,57 @@ SWEEP_V1 = closed(
     required=("schema_version", "kind", "status", "config", "model", "host", "devices", "points"),
 )
 
+# -- a training run's file, version 2: each epoch adds its calls and what the model learned -------------------
+CALL = closed(
+    {
+        "seconds": number(0, MAX_SECONDS * MAX_EPOCHS),  # training seconds of the run so far
+        "samples": whole(0),
+        "steps": whole(1),
+        "call_seconds": number(0, MAX_SECONDS),
+        "train_loss": number(0, MAX_LOSS),
+        "train_accuracy": number(0, 1),
+    },
+    required=("seconds", "samples", "steps", "call_seconds", "train_loss", "train_accuracy"),
+)
+LABELS = list_of(whole(0, NUM_CLASSES - 1), MAX_STRIP, f"a list of at most {MAX_STRIP} labels from 0 to 9")
+TEMPLATE = {**list_of(whole(0, 255), 784, "a list of 784 whole numbers from 0 to 255"), "minItems": 784}
+LEARNED = {
+    **closed(
+        {
+            "indices": list_of(whole(0), MAX_STRIP, f"a list of at most {MAX_STRIP} test-set rows"),
+            "labels": LABELS,
+            "predictions": LABELS,
+            "templates": {
+                **list_of(TEMPLATE, NUM_CLASSES, "null or a list of 10 templates of 784 numbers from 0 to 255"),
+                "type": ["array", "null"],
+                "minItems": NUM_CLASSES,
+            },
+            "template_scale": number(0, nullable=True),
+        },
+        required=("indices", "labels", "predictions"),
+    ),
+    "type": ["object", "null"],
+    "description": "null or an object ({...})",
+}
+EPOCH_V2 = closed(
+    {
+        **EPOCH["properties"],
+        "calls": list_of(CALL, MAX_CALLS_PER_EPOCH, f"a list of at most {MAX_CALLS_PER_EPOCH} calls"),
+        "learned": LEARNED,
+    },
+    required=tuple(EPOCH["required"]),
+)
+RUN_V2 = closed(
+    {
+        **RUN_V1["properties"],
+        "schema_version": {"const": 2, "description": "2"},
+        "epochs": list_of(EPOCH_V2),
+    },
+    required=tuple(RUN_V1["required"]),
+)
+
 TRAIN_KIND = "train"  # a training run's file may leave "kind" out
 SCHEMAS: dict[str, dict[int, dict[str, Any]]] = {
-    TRAIN_KIND: {1: RUN_V1},
+    TRAIN_KIND: {1: RUN_V1, 2: RUN_V2},
     "sweep": {1: SWEEP_V1},
 }

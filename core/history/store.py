@@ -2,7 +2,9 @@
 
 Readable from any thread or process (core.history.database opens the file). A sweep, or any other
 kind of result, is kept as its file's JSON in a runs row of its kind; a stored sweep read back is checked
-as an imported file is, and one that fails is listed with the reason, never hidden.
+as an imported file is, and one that fails is listed with the reason, never hidden. Over 300 lines: the Store
+is the one API the page, the runner and the CLI share; what it is built from (paths, database, tables,
+summary, importer, salvage) lives in those modules.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import TrainConfig
-from core.history import importer, summary, tables
+from core.history import importer, salvage, summary, tables
 from core.history.database import connect, new_run_id, open_read_only, open_reader, process_token
 from core.history.importer import ImportOutcome, RunFileError
 from core.history.paths import (
@@ -140,10 +142,10 @@ class Store:
                 (status, error, utc_now(), run_id),
             )
 
-    def save(self, result: RunResult | SweepResult) -> None:
+    def save(self, result: RunResult | SweepResult, origin: str = "local") -> None:
         """Store a finished training run or sweep whole (replacing what was recorded of it so far)."""
         with self._tx() as db:
-            tables.write(db, result, "local")
+            tables.write(db, result, origin)
 
     def save_record(
         self, kind: str, payload: dict[str, Any], run_id: str | None = None, status: str = "completed"
@@ -168,7 +170,7 @@ class Store:
         return self._add_imported(importer.read_run_file(path))
 
     def import_result_bytes(self, data: bytes) -> ImportOutcome:
-        """Add a training run or a sweep from a JSON file's bytes; raises RunFileError (store unchanged) for a bad file."""
+        """Add a training run or a sweep from a JSON file's bytes; RunFileError (store unchanged) for a bad file."""
         return self._add_imported(importer.parse_result_file(data))
 
     def import_result_file(self, path: str | os.PathLike) -> ImportOutcome:
@@ -286,6 +288,11 @@ class Store:
             return db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount > 0
 
     # -- health ----------------------------------------------------------------------
+    @staticmethod
+    def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> str:
+        """Copy every readable run and sweep of a damaged history into a new file; one sentence with counts."""
+        return salvage.salvage(src, dst)
+
     def integrity_check(self) -> str:
         """SQLite's PRAGMA integrity_check: 'ok' for a sound file."""
         return "; ".join(row[0] for row in self._query("PRAGMA integrity_check"))

@@ -1,0 +1,132 @@
+"""Saving what can be read from a damaged history into a new file, ending with one sentence of counts.
+
+PRAGMA integrity_check runs first and its first finding is quoted. Ids are gathered from the runs table and,
+where a damaged page cuts that scan short, from its primary-key index; each run is then read on its own, and
+a run whose epochs cannot all be read keeps those that can (read one by one). Nothing is written to the
+damaged file: it is opened read-only.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from core.history import tables
+from core.history.database import connect
+from core.history.limits import RunFileError
+from core.history.paths import StoreError, check_path
+from core.results import SWEEP_KIND, RunResult, SweepResult
+
+_ID_SCANS = (
+    "SELECT run_id FROM runs",
+    "SELECT run_id FROM runs INDEXED BY sqlite_autoindex_runs_1",  # only the index's pages: a covering scan
+    "SELECT run_id FROM runs ORDER BY rowid DESC",  # the table from its other end, past a damaged page
+)
+MAX_EPOCH = 1000  # TrainConfig's limit: one-by-one epoch reads stop here
+
+
+def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> str:
+    """Copy every readable run and sweep of the history `src` into the new file `dst`; one sentence with counts."""
+    src_path, dst_path = check_path(src, "salvage "), check_path(dst, "salvage ")
+    if not src_path.exists():
+        raise StoreError(f"The run history {src_path} does not exist.")
+    if dst_path.exists():
+        raise StoreError(f"{dst_path} already exists; salvage writes a new file, so name one that does not exist.")
+    try:
+        damaged = sqlite3.connect(f"file:{src_path}?mode=ro", uri=True, timeout=1)
+        found = _integrity(damaged)
+    except sqlite3.Error as err:
+        raise StoreError(f"The run history {src_path} cannot be opened at all ({err}); nothing can be saved.") from None
+    try:
+        ids = _ids(damaged)
+        out = connect(dst_path)
+        try:
+            counts = _copy(damaged, out, ids)
+        finally:
+            out.close()
+    finally:
+        damaged.close()
+    runs, run_total, partial, sweeps, sweep_total, lost = counts
+    return (
+        f"Salvaged {runs} of {run_total} runs ({partial} missing some epochs) and {sweeps} of {sweep_total} sweeps "
+        f"from {src_path} into {dst_path}; {lost} rows could not be read (integrity check: {found})."
+    )
+
+
+def _integrity(db: sqlite3.Connection) -> str:
+    try:
+        rows = [row[0] for row in db.execute("PRAGMA integrity_check(20)")]
+    except sqlite3.Error as err:
+        return str(err)
+    return rows[0] if rows == ["ok"] else f"{len(rows)}{'+' if len(rows) == 20 else ''} problems, first: {rows[0]}"
+
+
+def _ids(db: sqlite3.Connection) -> list[str]:
+    ids: dict[str, None] = {}
+    for sql in _ID_SCANS:
+        try:
+            for (run_id,) in db.execute(sql):
+                ids[run_id] = None
+        except sqlite3.Error:
+            continue  # what the scan read before the damaged page is kept
+    return list(ids)
+
+
+def _copy(db: sqlite3.Connection, out: sqlite3.Connection, ids: list[str]) -> tuple[int, ...]:
+    runs = run_total = partial = sweeps = sweep_total = lost = 0
+    for run_id in ids:
+        try:
+            row = db.execute(
+                f"SELECT kind, payload, {tables.RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        except sqlite3.Error:
+            lost += 1
+            continue
+        kind, payload, columns = row[0], row[1], row[2:]
+        try:
+            if kind == "train":
+                run_total += 1
+                epochs, complete = _epochs(db, run_id)
+                result = tables.read_runs([columns], epochs)[run_id]
+                if result.status == "running":  # its writer is gone with the damaged file
+                    result.status, result.error = "interrupted", "Salvaged from a damaged history while it was running."
+                _write(out, result, columns[-1])
+                runs, partial = runs + 1, partial + (not complete)
+            elif kind == SWEEP_KIND:
+                sweep_total += 1
+                result = tables.read_sweep(run_id, payload)
+                _write(out, result, columns[-1])
+                sweeps += 1
+            else:
+                lost += 1  # a kind this version does not know: left for a newer one to salvage
+        except (ValueError, TypeError, RunFileError, StoreError, sqlite3.Error):
+            lost += 1
+    return runs, run_total, partial, sweeps, sweep_total, lost
+
+
+def _epochs(db: sqlite3.Connection, run_id: str) -> tuple[list[tuple[str, str]], bool]:
+    """(run_id, metrics) rows in epoch order, and whether all of them could be read."""
+    try:
+        return db.execute(
+            "SELECT run_id, metrics FROM epochs WHERE run_id = ? ORDER BY epoch", (run_id,)
+        ).fetchall(), True
+    except sqlite3.Error:
+        pass
+    rows = []
+    for epoch in range(1, MAX_EPOCH + 1):
+        try:
+            rows += db.execute("SELECT run_id, metrics FROM epochs WHERE run_id = ? AND epoch = ?", (run_id, epoch))
+        except sqlite3.Error:
+            continue
+    return rows, False
+
+
+def _write(out: sqlite3.Connection, result: RunResult | SweepResult, origin: str) -> None:
+    out.execute("BEGIN IMMEDIATE")
+    try:
+        tables.write(out, result, origin)
+        out.execute("COMMIT")
+    except BaseException:
+        if out.in_transaction:
+            out.execute("ROLLBACK")
+        raise
