@@ -15,12 +15,12 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from core import progress
+from core.jobs import Job, JobStatus
 from core.results import utc_now
-from core.worker import Worker
+from core.worker import STOP_GRACE_SECONDS, Worker
 
 # A job kind: a module-level function (it crosses to the worker by name) run(config, on_item(item,
 # result), should_stop() -> bool, run_id) -> result. Optional attributes: `admit(config)`, called
@@ -28,56 +28,7 @@ from core.worker import Worker
 # `warm_up()`, called by a fresh worker before it says it is ready (import TensorFlow). The caller
 # passes the kinds it wants (core.engine.kinds.JOB_KINDS); the runner imports no engine.
 JobKind = Callable[..., Any]
-
-# A step cannot be interrupted (CNN batch 32768: ~12 s a step): a job that has not stopped this
-# many seconds after being asked is ended with its worker; its finished epochs are already here.
-STOP_GRACE_SECONDS = 1.5
-# How often the dispatcher looks for a stop request while it waits for the worker's next event.
-POLL_SECONDS = 0.05
-
-
-@dataclass
-class Job:
-    """A submitted job; `result` fills in item by item (epoch or sweep point) while it runs."""
-
-    run_id: str
-    config: Any
-    state: str = "queued"  # queued, running, then the result's status
-    submitted_at: float = field(default_factory=time.time)
-    started_at: float | None = None
-    finished_at: float | None = None
-    result: Any = None  # a RunResult or SweepResult, as far as it got
-    items: list[Any] = field(default_factory=list)  # finished epochs (EpochMetrics) or points (SweepPoint)
-    stop: threading.Event = field(default_factory=threading.Event)
-    order: int = 0
-    error_text: str | None = None  # set when the job function itself raised, or a listener failed
-    failure: str | None = None  # a listener's failure (e.g. the history cannot be written): the job fails
-    stopped_by: str | None = None  # who asked to stop it ("this page", "the presenter", "Ctrl-C")
-
-
-@dataclass(frozen=True)
-class JobStatus:
-    """A snapshot of a job, safe to read from any thread."""
-
-    run_id: str
-    state: str
-    position: int | None  # 1 = next to run, while queued
-    done: int  # finished items: epochs of a training run, points of a sweep
-    total: int | None
-    items: tuple[Any, ...]  # EpochMetrics, or SweepPoints for a sweep
-    result: Any
-    error: str | None
-    config: Any
-    unit: str = "epoch"  # what an item is: "epoch", or "point" for a sweep
-    stopped_by: str | None = None  # who asked to stop it; None when nobody did
-
-    def describe(self) -> str:
-        """'queued (position 2)', 'running (epoch 3 of 10)', 'running (point 2 of 5)', 'completed', ..."""
-        if self.state == "queued":
-            return f"queued (position {self.position})"
-        if self.state == "running":
-            return f"running ({progress.in_progress(self.unit, self.done, self.total)})"
-        return self.state
+__all__ = ["Job", "JobKind", "JobStatus", "Listener", "Runner"]
 
 
 Listener = Callable[[str, Job, Any], None]
@@ -184,7 +135,12 @@ class Runner:
                 cancelled_while_queued = False
         if cancelled_while_queued:
             self._emit("finished", job)
+            self._settle(job)
         return True
+
+    def warm(self, timeout: float | None = None) -> bool:
+        """Block until the worker for the next job has TensorFlow imported (True), or timeout / it died (False)."""
+        return self._worker.wait_ready(timeout)
 
     def status(self, run_id: str) -> JobStatus | None:
         """Where a job stands, or None if this process has never seen it."""
@@ -204,12 +160,12 @@ class Runner:
             return self._snapshot(self._current) if self._current else None
 
     def wait(self, run_id: str, timeout: float | None = None) -> JobStatus | None:
-        """Block until the job has finished (or timeout); return its status."""
+        """Block until the job has finished and its listeners have seen it (or timeout); return its status."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while True:
                 job = self._jobs.get(run_id)
-                if job is None or job.state not in ("queued", "running"):
+                if job is None or job.settled:
                     return None if job is None else self._snapshot(job)
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
@@ -259,6 +215,13 @@ class Runner:
                 self._current = None
                 self._cond.notify_all()
             self._emit("finished", job)
+            self._settle(job)
+
+    def _settle(self, job: Job) -> None:
+        # wait() returns only now, so a caller that reads the store next finds the job's final state there.
+        with self._cond:
+            job.settled = True
+            self._cond.notify_all()
 
     def _run_in_worker(self, job: Job) -> tuple[Any, str]:
         """Run one job in the waiting worker, relaying its items; (result, state) however it ended."""
@@ -270,33 +233,24 @@ class Runner:
             if not worker.wait_ready():
                 return self._worker_ended(job, worker)
         event = getattr(job.config, "progress_unit", "epoch")  # "point" for a sweep
-        stop_asked: float | None = None
+
+        def on_item(item: Any, result: Any) -> None:
+            with self._cond:
+                job.items.append(item)
+                job.result = result
+                self._cond.notify_all()
+            self._emit(event, job, item)
+
         try:
-            worker.start(self._kinds[type(job.config)], job.config, job.run_id)
-            while True:
-                if job.stop.is_set() and stop_asked is None:
-                    worker.stop()
-                    stop_asked = time.monotonic()
-                if stop_asked is not None and time.monotonic() - stop_asked > STOP_GRACE_SECONDS:
-                    worker.kill()  # a step that outlasts the grace period: end it, keep what arrived
-                    return self._ended_early(job, "cancelled", None), "cancelled"
-                message = worker.receive(POLL_SECONDS)
-                if message is None:
-                    continue
-                if message[0] == "item":
-                    _, item, result = message
-                    with self._cond:
-                        job.items.append(item)
-                        job.result = result
-                        self._cond.notify_all()
-                    self._emit(event, job, item)
-                elif message[0] == "done":
-                    _, result, state, job.error_text = message
-                    return result, state
-        except (EOFError, OSError):
-            return self._worker_ended(job, worker)
+            ending = worker.run(self._kinds[type(job.config)], job.config, job.run_id, job.stop, on_item)
         finally:
             self._next_worker(worker)
+        if ending[0] == "done":
+            _, result, state, job.error_text = ending
+            return result, state
+        if ending[0] == "stopped":  # a step outlasted the grace period: the worker was ended
+            return self._ended_early(job, "cancelled", None), "cancelled"
+        return self._worker_ended(job, worker)
 
     def _next_worker(self, finished: Worker) -> None:
         # The finished worker exits (its memory goes back); the next one starts importing at once.

@@ -25,12 +25,18 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection, Pipe
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# A step cannot be interrupted (CNN batch 32768: ~12 s a step): a job that has not stopped this
+# many seconds after being asked is ended with its worker; its finished epochs are already home.
+STOP_GRACE_SECONDS = 1.5
+# How often the parent looks for a stop request while it waits for the worker's next message.
+POLL_SECONDS = 0.05
 
 
 class Worker:
@@ -47,6 +53,7 @@ class Worker:
         )
         child.close()
         self.ready = False
+        self._ready_lock = threading.Lock()  # the dispatcher and Runner.warm() may both wait for "ready"
         self.pid = self.proc.pid
         # The parent's path first, so the worker imports job functions from the modules the parent has.
         self.conn.send(("path", list(sys.path)))
@@ -54,17 +61,41 @@ class Worker:
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Block until the worker has imported everything (True), or it died or timed out (False)."""
-        if not self.ready:
-            try:
-                if self.conn.poll(timeout):
-                    self.ready = self.conn.recv()[0] == "ready"
-            except (EOFError, OSError):
-                return False
-        return self.ready
+        with self._ready_lock:
+            if not self.ready:
+                try:
+                    if self.conn.poll(timeout):
+                        self.ready = self.conn.recv()[0] == "ready"
+                except (EOFError, OSError):
+                    return False
+            return self.ready
 
     def start(self, job: Callable[..., Any], config: Any, run_id: str) -> None:
         """Hand the worker its one job (raises OSError if it has died)."""
         self.conn.send(("job", job, config, run_id))
+
+    def run(self, job: Callable[..., Any], config: Any, run_id: str, stop: threading.Event, on_item) -> tuple:
+        """Run one job here, calling on_item(item, result) per message: ("done", result, state, error text), or
+        ("stopped",) when it outlasted STOP_GRACE_SECONDS after `stop` was set (then ended), or ("died",)."""
+        stop_asked: float | None = None
+        try:
+            self.start(job, config, run_id)
+            while True:
+                if stop.is_set() and stop_asked is None:
+                    self.stop()
+                    stop_asked = time.monotonic()
+                if stop_asked is not None and time.monotonic() - stop_asked > STOP_GRACE_SECONDS:
+                    self.kill()
+                    return ("stopped",)
+                message = self.receive(POLL_SECONDS)
+                if message is None:
+                    continue
+                if message[0] == "item":
+                    on_item(message[1], message[2])
+                elif message[0] == "done":
+                    return message
+        except (EOFError, OSError):
+            return ("died",)
 
     def stop(self) -> None:
         """Ask the job to stop at its next check (should_stop() turns True)."""

@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
+import pytest
+
 from core.config import TrainConfig
 from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
@@ -20,11 +22,30 @@ QUICK = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=50, epoch
 SLOW = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=1, model="mlp", epochs=2)
 
 
-def recorded(tmp_path, kinds=JOB_KINDS):
-    """A fresh runner whose runs go to a store in tmp_path."""
-    runner, store = Runner(kinds), Store(tmp_path / "runs.sqlite3")
-    attach(runner, store)
-    return runner, store
+@pytest.fixture
+def runners():
+    """Make Runners with runners(kinds); each is closed after the test, so no idle worker outlives it."""
+    made = []
+
+    def make(kinds=JOB_KINDS):
+        made.append(Runner(kinds))
+        return made[-1]
+
+    yield make
+    for runner in made:
+        runner.close()
+
+
+@pytest.fixture
+def recorded(tmp_path, runners):
+    """recorded(kinds) -> a fresh runner whose runs go to a store in tmp_path, and that store."""
+
+    def make(kinds=JOB_KINDS):
+        runner, store = runners(kinds), Store(tmp_path / "runs.sqlite3")
+        attach(runner, store)
+        return runner, store
+
+    return make
 
 
 def wait_until(predicate, timeout: float = 120.0, every: float = 0.005):
@@ -34,8 +55,8 @@ def wait_until(predicate, timeout: float = 120.0, every: float = 0.005):
         time.sleep(every)
 
 
-def test_queued_runs_never_overlap_and_all_complete(tmp_path):
-    runner, store = recorded(tmp_path)
+def test_queued_runs_never_overlap_and_all_complete(tmp_path, recorded):
+    runner, store = recorded()
     first, second = runner.submit(SLOW), runner.submit(QUICK)
     wait_until(lambda: runner.status(first).state == "running")
     third = runner.submit(QUICK)
@@ -59,18 +80,19 @@ def test_queued_runs_never_overlap_and_all_complete(tmp_path):
         assert laptop.import_bytes(text.encode()).added and laptop.export_json(first) == text
 
 
-def test_cancel_during_an_epoch_takes_under_a_second_and_keeps_finished_epochs(tmp_path):
-    runner, store = recorded(tmp_path)
+def test_cancel_during_an_epoch_takes_under_a_second_and_keeps_finished_epochs(recorded):
+    runner, store = recorded()
     long_run = TrainConfig(dataset="synthetic", train_subset=2000, batch_size=1, model="mlp", epochs=50)
     running, queued = runner.submit(long_run), runner.submit(QUICK)
     assert runner.cancel(queued) and runner.status(queued).state == "cancelled"  # dropped from the queue at once
     wait_until(lambda: runner.status(running).done >= 1)
     time.sleep(0.1)  # into the next epoch
     began = time.monotonic()
-    assert runner.cancel(running)
+    assert runner.cancel(running, by="the presenter")
     final = runner.wait(running, timeout=5)
     took = time.monotonic() - began
     assert final.state == "cancelled" and took < 1.0, (final.state, took)
+    assert final.stopped_by == "the presenter" and runner.status(queued).stopped_by is None
     stored = store.get(running)
     assert stored.status == "cancelled" and 1 <= len(stored.epochs) < 50
     assert stored.epochs == list(final.items) and [m.epoch for m in stored.epochs] == list(
@@ -135,20 +157,24 @@ class EchoResult:
         return {"schema_version": 1, "kind": self.kind, "text": self.text, "status": self.status}
 
 
-def test_other_kinds_of_job_are_stored_whole_when_they_finish(tmp_path):
-    kinds = {**JOB_KINDS, EchoConfig: lambda config, on_item, should_stop, run_id: EchoResult(config.text)}
-    runner, store = recorded(tmp_path, kinds)
+def echo(config: EchoConfig, on_item, should_stop, run_id: str) -> EchoResult:
+    """EchoConfig's job: module-level, so the worker process can import it."""
+    return EchoResult(config.text)
+
+
+def test_other_kinds_of_job_are_stored_whole_when_they_finish(recorded):
+    runner, store = recorded({**JOB_KINDS, EchoConfig: echo})
     run_id = runner.submit(EchoConfig("hello"))
     assert runner.wait(run_id, timeout=30).state == "completed"
     assert store.records("echo") == [(run_id, EchoResult("hello").to_dict())]
     assert store.get(run_id) is None and store.history() == []  # not a training run
 
 
-def test_a_listener_that_cannot_write_fails_the_run_with_its_sentence():
+def test_a_listener_that_cannot_write_fails_the_run_with_its_sentence(runners):
     # The store raising on an epoch (disk full, file locked) must not be swallowed: the run stops at
     # once and ends `failed` with that sentence, instead of training on with nothing kept.
     config = TrainConfig(dataset="synthetic", train_subset=200, batch_size=50, epochs=40)
-    runner = Runner(JOB_KINDS)
+    runner = runners()
 
     def broken(event, job, payload):
         if event == "epoch" and payload.epoch == 2:
@@ -162,14 +188,14 @@ def test_a_listener_that_cannot_write_fails_the_run_with_its_sentence():
     assert 2 <= final.done < 40  # stopped at the next step, not after all 40 epochs
 
 
-def test_a_full_history_fails_the_run_and_keeps_the_epochs_it_stored(tmp_path):
+def test_a_full_history_fails_the_run_and_keeps_the_epochs_it_stored(recorded):
     # A real SQLite file that cannot grow (max_page_count): SQLite's own "database or disk is full".
-    runner, store = recorded(tmp_path)
-    pages = store._db.execute("PRAGMA page_count").fetchone()[0]
-    store._db.execute(f"PRAGMA max_page_count = {pages + 2}")
-    run_id = runner.submit(TrainConfig(dataset="synthetic", train_subset=100, batch_size=50, epochs=200))
+    runner, store = recorded()
+    pages = store._writer.execute("PRAGMA page_count").fetchone()[0]
+    store._writer.execute(f"PRAGMA max_page_count = {pages + 12}")  # room for a few epochs, not 1,000
+    run_id = runner.submit(TrainConfig(dataset="synthetic", train_subset=100, batch_size=50, epochs=1000))
     final = runner.wait(run_id, timeout=180)
-    assert final.state == "failed" and "full" in final.error and final.done < 200
+    assert final.state == "failed" and "full" in final.error and final.done < 1000
     stored = store.get(run_id)
     assert stored is not None and 1 <= len(stored.epochs) <= final.done
     assert [m.epoch for m in stored.epochs] == list(range(1, len(stored.epochs) + 1))

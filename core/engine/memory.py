@@ -37,6 +37,7 @@ SWEEP_POOL = 8_192  # core.engine.sweep.SYNTHETIC_POOL: the synthetic samples a 
 ACTIVATION_FACTOR = 2.5
 OPTIMIZER_SLOTS = {"sgd": 0, "adam": 2}
 GIB = 2**30
+MEMINFO = Path("/proc/meminfo")  # Linux's account of free memory (MemAvailable)
 
 
 @dataclass(frozen=True)
@@ -141,10 +142,10 @@ def estimate(config: TrainConfig | SweepConfig, device: str | None = None) -> Es
     )
 
 
-def available_ram(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+def available_ram() -> int | None:
     """Bytes of memory the kernel says a new allocation can get without swapping (MemAvailable), or None."""
     try:
-        for line in meminfo.read_text().splitlines():
+        for line in MEMINFO.read_text().splitlines():
             if line.startswith("MemAvailable:"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):

@@ -1,0 +1,55 @@
+"""A job as the runner holds it (Job) and as every view reads it (JobStatus, a snapshot)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from core import progress
+
+
+@dataclass
+class Job:
+    """A submitted job; `result` fills in item by item (epoch or sweep point) while it runs."""
+
+    run_id: str
+    config: Any
+    state: str = "queued"  # queued, running, then the result's status
+    submitted_at: float = field(default_factory=time.time)
+    started_at: float | None = None
+    finished_at: float | None = None
+    result: Any = None  # a RunResult or SweepResult, as far as it got
+    items: list[Any] = field(default_factory=list)  # finished epochs (EpochMetrics) or points (SweepPoint)
+    stop: threading.Event = field(default_factory=threading.Event)
+    order: int = 0
+    error_text: str | None = None  # set when the job function itself raised, or a listener failed
+    failure: str | None = None  # a listener's failure (e.g. the history cannot be written): the job fails
+    stopped_by: str | None = None  # who asked to stop it ("this page", "the presenter", "Ctrl-C")
+    settled: bool = False  # over, and every listener has seen "finished" (the store has its final state)
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """A snapshot of a job, safe to read from any thread."""
+
+    run_id: str
+    state: str
+    position: int | None  # 1 = next to run, while queued
+    done: int  # finished items: epochs of a training run, points of a sweep
+    total: int | None
+    items: tuple[Any, ...]  # EpochMetrics, or SweepPoints for a sweep
+    result: Any
+    error: str | None
+    config: Any
+    unit: str = "epoch"  # what an item is: "epoch", or "point" for a sweep
+    stopped_by: str | None = None  # who asked to stop it; None when nobody did
+
+    def describe(self) -> str:
+        """'queued (position 2)', 'running (epoch 3 of 10)', 'running (point 2 of 5)', 'completed', ..."""
+        if self.state == "queued":
+            return f"queued (position {self.position})"
+        if self.state == "running":
+            return f"running ({progress.in_progress(self.unit, self.done, self.total)})"
+        return self.state
