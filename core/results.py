@@ -1,6 +1,8 @@
 """What a job measured: a training run (RunResult of EpochMetrics) or a batch-size sweep (SweepResult of SweepPoints).
 
-As JSON (with a schema version) and pandas; neither TensorFlow nor pandas is imported at load.
+As JSON (with a schema version) and pandas; neither TensorFlow nor pandas is imported at load. The file
+is over 300 lines because it is the one place that defines both result files' formats, which the history's
+schemas, checks and every importer name; comparing runs is in core.compare.
 A sweep's file format (SWEEP_SCHEMA_VERSION 1); `kind: "sweep"` tells it from a training run's file,
 which has no `kind`:
 
@@ -26,7 +28,12 @@ from typing import Any
 
 from core.config import SWEEP_KIND
 
-SCHEMA_VERSION = 1
+# A training run's file format. 2 added each epoch's calls (the race against the clock) and learned (what the
+# model learned); a version 1 run (read from an older file or history) is written back as version 1.
+SCHEMA_VERSION = 2
+V2_EPOCH_FIELDS = ("calls", "learned")
+MAX_CALLS_PER_EPOCH = 200  # an epoch with more calls records neighbouring ones merged (core.engine.timeline)
+MAX_STRIP = 32  # test images in Learned's strip
 
 
 def utc_now() -> str:
@@ -35,6 +42,42 @@ def utc_now() -> str:
 
 
 STATUSES = ("running", "completed", "cancelled", "failed", "interrupted")
+
+
+@dataclass(frozen=True)
+class CallPoint:
+    """One call of the step loop (about 0.2 s; for model.fit, its executions over about that long), seen on the host.
+
+    seconds: training seconds of the run so far (every epoch's timed training, evaluation excluded) when
+    this call's results had reached the host, so the device had finished its work; samples: samples trained
+    on so far in the run; steps, call_seconds: optimizer steps since the previous point and the wall-clock
+    seconds they took; train_loss, train_accuracy: running means over the epoch so far.
+    """
+
+    seconds: float
+    samples: int
+    steps: int
+    call_seconds: float
+    train_loss: float
+    train_accuracy: float
+
+    @property
+    def step_seconds(self) -> float:
+        """Seconds per optimizer step in this call."""
+        return self.call_seconds / self.steps
+
+
+@dataclass(frozen=True)
+class Learned:
+    """What the model had learned at an epoch's end: a fixed strip of test images and, for softmax, its templates."""
+
+    indices: list[int]  # the strip: rows of the dataset's test set (the images are there)
+    labels: list[int]  # their true labels
+    predictions: list[int]  # the model's predicted labels
+    # The softmax model's 10 weight templates (one per class, 784 = 28x28 each) as 0..255, 128 = weight 0:
+    # round(127.5 + 127.5 * w / template_scale). None for the other models.
+    templates: list[list[int]] | None = None
+    template_scale: float | None = None  # the largest |weight|: 0 stands for -scale, 255 for +scale
 
 
 @dataclass(frozen=True)
@@ -52,6 +95,20 @@ class EpochMetrics:
     warmup: bool
     # Achieved training GFLOP/s (model FLOPs per sample x samples/s); None where unknown.
     gflops_per_second: float | None = None
+    # Schema version 2: the epoch's calls of the step loop, in order, and what the model learned by its end
+    # (a run keeps it on its last epoch only, so a file stays small).
+    calls: list[CallPoint] = field(default_factory=list, hash=False)
+    learned: Learned | None = field(default=None, hash=False)
+
+    def __post_init__(self) -> None:
+        # Read back from JSON (the history, a file) these arrive as plain dicts.
+        object.__setattr__(self, "calls", [c if isinstance(c, CallPoint) else CallPoint(**c) for c in self.calls])
+        if isinstance(self.learned, dict):
+            object.__setattr__(self, "learned", Learned(**self.learned))
+
+
+# An epoch's columns in a table or CSV: its numbers, not its calls or snapshot (version 1's fields).
+EPOCH_COLUMNS = tuple(f.name for f in fields(EpochMetrics) if f.name not in V2_EPOCH_FIELDS)
 
 
 @dataclass
@@ -93,12 +150,15 @@ class RunResult:
         return statistics.median(e.samples_per_second for e in steady) if steady else None
 
     def final_test_accuracy(self) -> float | None:
+        """The last finished epoch's test accuracy."""
         return self.epochs[-1].test_accuracy if self.epochs else None
 
     # -- serialisation -----------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """Plain dict in the file format: schema_version first, epochs last."""
         data = asdict(self)
+        if self.schema_version < 2:  # an older run is written in its own version's format
+            data["epochs"] = [{k: v for k, v in e.items() if k not in V2_EPOCH_FIELDS} for e in data["epochs"]]
         ordered = {"schema_version": data.pop("schema_version")}
         ordered.update(data)
         ordered["epochs"] = ordered.pop("epochs")
@@ -119,8 +179,8 @@ class RunResult:
         """One row per epoch, with the run's device and label; pandas imported lazily."""
         import pandas as pd
 
-        rows = [asdict(e) for e in self.epochs]
-        frame = pd.DataFrame(rows, columns=[f for f in EpochMetrics.__dataclass_fields__])
+        rows = [{k: getattr(e, k) for k in EPOCH_COLUMNS} for e in self.epochs]
+        frame = pd.DataFrame(rows, columns=list(EPOCH_COLUMNS))
         frame.insert(0, "device", self.device.get("label") or self.config.get("device"))
         frame.insert(1, "run_id", self.run_id)
         return frame

@@ -93,3 +93,21 @@ def test_step_runner_checks_stop_before_every_call():
     with pytest.raises(Cancelled):
         StepRunner(chunk, batches=100).run(tf().constant([0]), 100, lambda: asked.append(1) or len(asked) > 2)
     assert len(calls) == 2 and len(asked) == 3
+
+
+def test_step_runner_splits_a_run_into_min_calls_of_at_least_min_call_seconds():
+    t = tf()
+    calls = []
+
+    def chunk(order, start, count):  # 2 ms per step: a 0.2 s call would be 100 steps
+        calls.append(int(count))
+        time.sleep(0.002 * int(count))
+        return t.constant(0.0), t.constant(0.0)
+
+    runner = StepRunner(chunk, batches=100, min_calls=4)
+    runner.run(t.constant([0]), 100, lambda: False)
+    assert calls[0] == 1  # the first call traces the step
+    calls.clear()
+    runner.run(t.constant([0]), 100, lambda: False)
+    # Not one call of 0.2 s (100 steps), nor four of 50 ms: calls of at least MIN_CALL_SECONDS (0.1 s, <= 50 steps).
+    assert sum(calls) == 100 and 2 <= len(calls) <= 4 and max(calls) <= 50

@@ -106,22 +106,40 @@ def _load_mnist(_: int | None, __: int) -> Dataset:
     return Dataset("mnist", _scale(xtr), ytr.astype(np.int32), _scale(xte), yte.astype(np.int32), "keras")
 
 
-def _load_synthetic(size: int | None, seed: int) -> Dataset:
-    """Learnable 28x28 images: one smooth random pattern per class, shifted and noisy."""
-    n_train = size or 60_000
-    rng = np.random.default_rng(seed)
-    # Low-frequency class prototypes, so neighbouring pixels agree like in real images.
-    coarse = rng.random((NUM_CLASSES, 7, 7), dtype=np.float32)
-    prototypes = np.kron(coarse, np.ones((4, 4), dtype=np.float32))
+def synthetic_arrays(n_train: int, n_test: int, seed: int):
+    """((x_train, y_train), (x_test, y_test)) of learnable, not trivial 28x28 images, deterministic per seed.
 
-    def make(n: int) -> tuple[np.ndarray, np.ndarray]:
-        labels = rng.integers(0, NUM_CLASSES, size=n, dtype=np.int32)
-        images = prototypes[labels] * rng.uniform(0.5, 1.0, size=(n, 1, 1)).astype(np.float32)
-        images += rng.normal(0.0, 0.35, size=(n, 28, 28)).astype(np.float32)
+    Each class has three smooth patterns (modes) that share a common background, shifted by up to two
+    pixels, dimmed and noisy: a softmax model lands in the mid 80s (like Fashion-MNIST), a CNN higher.
+    Training and test images come from their own streams of the seed, so the test set is the same at any
+    training size. Plain NumPy, so "Show code" can copy it into a script.
+    """
+    classes, modes, shift, noise = 10, 3, 2, 0.3
+    rng = np.random.default_rng(seed)
+    # Low-frequency patterns (7x7 blown up to 28x28), so neighbouring pixels agree as in real images; the
+    # shared background makes the classes overlap.
+    shared = rng.random((1, 1, 7, 7))
+    own = rng.random((classes, modes, 7, 7))
+    patterns = np.kron(0.3 * shared + 0.7 * own, np.ones((4, 4)))
+    k = 2 * shift + 1
+    shifted = np.empty((classes, modes, k, k, 28, 28), np.float32)
+    for i in range(k):
+        for j in range(k):
+            shifted[:, :, i, j] = np.roll(patterns, (i - shift, j - shift), axis=(2, 3))
+
+    def make(n: int, stream: int):
+        r = np.random.default_rng([seed, stream])
+        labels = r.integers(0, classes, n).astype(np.int32)
+        images = shifted[labels, r.integers(0, modes, n), r.integers(0, k, n), r.integers(0, k, n)]
+        images *= r.uniform(0.6, 1.0, (n, 1, 1)).astype(np.float32)
+        images += r.normal(0.0, noise, (n, 28, 28)).astype(np.float32)
         return np.clip(images, 0.0, 1.0, out=images), labels
 
-    xtr, ytr = make(n_train)
-    xte, yte = make(SYNTHETIC_TEST_SIZE)
+    return make(n_train, 1), make(n_test, 2)
+
+
+def _load_synthetic(size: int | None, seed: int) -> Dataset:
+    (xtr, ytr), (xte, yte) = synthetic_arrays(size or 60_000, SYNTHETIC_TEST_SIZE, seed)
     return Dataset("synthetic", xtr, ytr, xte, yte, f"generated (seed {seed})")
 
 
@@ -215,3 +233,10 @@ def load(name: str, train_subset: int | None = None, seed: int = 0) -> Dataset:
             name, data.x_train[:train_subset], data.y_train[:train_subset], data.x_test, data.y_test, data.source
         )
     return data
+
+
+def test_images(name: str, indices: list[int], seed: int = 0) -> np.ndarray:
+    """The test images at `indices` (e.g. Learned.indices) as uint8 (n, 28, 28); synthetic ones regenerated from the seed."""
+    # Synthetic test images do not depend on the training size: generate the smallest training set.
+    data = load(name, 10 if name == "synthetic" else None, seed)
+    return np.rint(data.x_test[list(indices)] * 255).astype(np.uint8)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.engine.job import Cancelled, StopCheck
@@ -17,6 +18,12 @@ from core.engine.tf_setup import tf
 # to honour Stop within a second and to report progress, long enough that per-call overhead
 # (Python, dispatch, the host-device sync) vanishes.
 TARGET_CALL_SECONDS = 0.2
+# A StepRunner asked for at least N calls per run cuts its calls down to this, never shorter: the
+# per-call overhead stays well under 1 % while a short epoch still gives several measurements.
+MIN_CALL_SECONDS = 0.1
+
+# on_call(steps done in this run, time the call's results reached the host, loss sum so far, hits so far)
+CallCallback = Callable[[int, float, float, float], None]
 
 
 def build_train_chunk(model, optimizer, x, y, batch: int, jit_compile: bool):
@@ -64,16 +71,18 @@ class StepRunner:
 
     `order` holds `batches` batches of row indices. A run starts at its first batch and walks on;
     one that needs more steps than `order` holds (the sweep's) starts over at the first batch.
-    The call size adapts after every call and carries over from one run to the next.
+    The call size adapts after every call and carries over from one run to the next. With min_calls,
+    a run of `batches` steps takes at least that many calls (each still at least MIN_CALL_SECONDS long).
     """
 
-    def __init__(self, train_chunk, batches: int):
+    def __init__(self, train_chunk, batches: int, min_calls: int = 1):
         self._call, self._batches = train_chunk, batches
+        self._most = max(1, math.ceil(batches / min_calls))
         self.chunk = 1  # steps in the next call; the first call traces the step
         self.per_step = math.inf  # seconds per step in the last call
 
-    def run(self, order, steps: int, should_stop: StopCheck) -> StepTotals:
-        """Run `steps` steps over `order`; Cancelled if should_stop() says so between calls."""
+    def run(self, order, steps: int, should_stop: StopCheck, on_call: CallCallback | None = None) -> StepTotals:
+        """Run `steps` steps over `order`; Cancelled if should_stop() says so between calls; on_call after each call."""
         t = tf()
         began = time.perf_counter()
         done, loss_sum, hits = 0, 0.0, 0.0
@@ -89,7 +98,11 @@ class StepRunner:
             # .numpy() waits for the device to finish: the sync point that makes the time honest.
             loss_sum += float(loss.numpy())
             hits += float(correct.numpy())
-            self.per_step = (time.perf_counter() - call_began) / count
-            self.chunk = max(1, min(self._batches, int(TARGET_CALL_SECONDS / max(self.per_step, 1e-7))))
+            finished = time.perf_counter()
+            self.per_step = max((finished - call_began) / count, 1e-7)
+            shortest = int(MIN_CALL_SECONDS / self.per_step)
+            self.chunk = max(1, min(self._batches, int(TARGET_CALL_SECONDS / self.per_step), max(self._most, shortest)))
             done += count
+            if on_call is not None:
+                on_call(done, finished, loss_sum, hits)
         return StepTotals(loss_sum, hits, time.perf_counter() - began)

@@ -1,21 +1,21 @@
 """train(config) -> RunResult: a fresh model inside tf.device, timed honestly epoch by epoch.
 
 Each epoch: the execution mode prepares the epoch's batch order (untimed), trains one epoch (timed:
-wall clock around finished work), then evaluates on the test set (timed apart). Epoch 1 includes
-tracing and compilation and is flagged as warm-up.
+wall clock around finished work, with a point for each call of the step loop: core.engine.timeline),
+then evaluates on the test set (timed apart). Epoch 1 includes tracing and compilation and is flagged as
+warm-up. Then, untimed, what the model learned (core.engine.learned) goes with the epoch to on_epoch;
+the run keeps it on its last epoch only.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
-
-import numpy as np
+from dataclasses import replace
 
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine import devices, flops, models
+from core.engine import devices, flops, learned, models, timeline
 from core.engine.executions import ENGINES, jit_compile_for
 from core.engine.job import Cancelled, StopCheck, check_placement, measure_peak, never_stop, run_job
 from core.engine.tf_setup import tf
@@ -24,11 +24,6 @@ from core.results import EpochMetrics, RunResult, utc_now
 __all__ = ["Cancelled", "EpochCallback", "StopCheck", "train"]
 
 EpochCallback = Callable[[EpochMetrics, RunResult], None]
-
-
-def _finite(value: float) -> float:
-    # JSON has no NaN: a diverged run (learning rate too high) records inf as a large number.
-    return value if math.isfinite(value) else float(np.finfo(np.float32).max)
 
 
 def train(
@@ -63,27 +58,40 @@ def train(
             result.device["train_flops_per_sample"] = train_flops
             peak = measure_peak(tf_device)
             result.device["peak_gflops"] = peak.gflops if peak else None
+            strip = learned.strip_indices(data.y_test)
+            x_strip, y_strip = t.constant(data.x_test[strip]), data.y_test[strip].tolist()
+            most_points = timeline.points_per_epoch(config.epochs)
+            seconds_before, samples_before = 0.0, 0
             for epoch in range(1, config.epochs + 1):
                 engine.prepare_epoch()
-                began = time.perf_counter()
+                began_training = time.perf_counter()
                 train_loss, train_acc = engine.train_epoch(stop)
-                train_seconds = time.perf_counter() - began
+                train_seconds = time.perf_counter() - began_training
                 began = time.perf_counter()
                 test_loss, test_acc = engine.evaluate(stop)
                 eval_seconds = time.perf_counter() - began
+                calls = timeline.call_points(
+                    engine.marks, began_training, seconds_before, samples_before, config.batch_size, most_points
+                )
                 metrics = EpochMetrics(
                     epoch=epoch,
-                    train_loss=_finite(train_loss),
+                    train_loss=timeline.finite(train_loss),
                     train_accuracy=train_acc,
-                    test_loss=_finite(test_loss),
+                    test_loss=timeline.finite(test_loss),
                     test_accuracy=test_acc,
                     train_seconds=train_seconds,
                     eval_seconds=eval_seconds,
                     samples_per_second=engine.samples_per_epoch / train_seconds,
                     warmup=epoch == 1,
                     gflops_per_second=train_flops * engine.samples_per_epoch / train_seconds / 1e9,
+                    calls=calls,
+                    learned=learned.snapshot(model, config.model, x_strip, strip, y_strip),
                 )
+                if result.epochs:  # only the last epoch keeps its snapshot: a file stays small
+                    result.epochs[-1] = replace(result.epochs[-1], learned=None)
                 result.epochs.append(metrics)
+                seconds_before += train_seconds
+                samples_before += engine.samples_per_epoch
                 if on_epoch is not None:
                     on_epoch(metrics, result)
 

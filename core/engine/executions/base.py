@@ -9,6 +9,7 @@ import numpy as np
 from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine.job import StopCheck
+from core.engine.timeline import Mark
 
 
 def jit_compile_for(tf_device: str) -> bool:
@@ -45,6 +46,8 @@ class Engine:
         self.steps = config.steps_per_epoch
         self.samples_per_epoch = self.steps * config.batch_size
         self._rng = np.random.default_rng(config.seed)
+        # The epoch's marks for the race against the clock (core.engine.timeline), filled by train_epoch.
+        self.marks: list[Mark] = []
 
     def epoch_order(self) -> np.ndarray:
         """This epoch's training rows, batch after batch (int32), from the run's seed."""
@@ -55,7 +58,7 @@ class Engine:
         raise NotImplementedError
 
     def train_epoch(self, should_stop: StopCheck) -> tuple[float, float]:
-        """Train one epoch; (mean batch loss, accuracy). Raises Cancelled; the epoch is then discarded."""
+        """Train one epoch; (mean batch loss, accuracy), with self.marks refilled. Raises Cancelled; the epoch is then discarded."""
         raise NotImplementedError
 
     def evaluate(self, should_stop: StopCheck) -> tuple[float, float]:

@@ -22,7 +22,8 @@ CALIBRATION_STEPS, CALIBRATION_SECONDS, CALIBRATION_MAX_STEPS = 3, 0.1, 50
 
 
 def _stop_callback(engine: KerasFit):
-    """A Keras callback that asks engine's should_stop() after each execution (training and evaluation)."""
+    """A Keras callback that asks engine's should_stop() after each execution (training and evaluation) and marks
+    each training execution for the race against the clock (engine.marks)."""
     import keras
 
     class StopWhenAsked(keras.callbacks.Callback):
@@ -33,6 +34,14 @@ def _stop_callback(engine: KerasFit):
         async_safe = True
 
         def on_train_batch_end(self, batch, logs=None):
+            # The worker thread gets the logs as numbers, fetched from the device (Keras' pythonify_logs):
+            # a time taken now is after the execution's work was done, even on a GPU, where the main
+            # thread has already queued the next one. `batch` is the execution's last step (past the epoch's
+            # end for a last, shorter execution).
+            logs, done = logs or {}, min(batch + 1, engine.steps)
+            engine.marks.append(
+                (time.perf_counter(), done, float(logs.get("loss", "nan")), float(logs.get("accuracy", 0.0)))
+            )
             if engine.should_stop():
                 engine.stopped = self.model.stop_training = True
 
@@ -79,6 +88,7 @@ class KerasFit(Engine):
 
     def train_epoch(self, should_stop: StopCheck) -> tuple[float, float]:
         self._watch(should_stop)
+        self.marks = []
         history = self.model.fit(
             self._x,
             self._y,

@@ -1,0 +1,131 @@
+"""Comparing runs: the steady-state speedup with its spread, time to an accuracy, and the race against the clock.
+
+Speed comes from each epoch's calls of the step loop (EpochMetrics.calls, schema version 2): many
+measurements of seconds per optimizer step, not two or three epoch times. A run without calls (a version 1
+file) falls back to the median of its steady epochs (core.results.speedup_sentence).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from core.results import RunResult
+from core.results import speedup_sentence as epoch_speedup_sentence
+
+# At least this many steady-state calls on each side before a speedup is stated from calls.
+MIN_CALLS = 3
+BOOTSTRAP_RESAMPLES = 2000
+INTERVAL = 0.90  # the bootstrap interval's coverage
+# Accuracy targets are whole percentage points.
+TARGET_STEP = 0.01
+
+
+def steady_step_seconds(result: RunResult) -> list[float]:
+    """Seconds per optimizer step of each call of the step loop after epoch 1 (tracing and compiling), in order.
+
+    Each epoch's first call also carries the epoch's set-up (model.fit builds its data pipeline there): one
+    slow measurement among many, which the median in speedup() passes over, as it does the stalls that
+    other processes on a shared machine add. So the ratio is of the step rate each side sustains; the epoch
+    times (EpochMetrics.train_seconds) include every set-up and stall.
+    """
+    return [c.step_seconds for e in result.epochs if not e.warmup for c in e.calls if c.steps > 0]
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """How many times faster `other` steps than `baseline`: the ratio of median step times and its interval."""
+
+    ratio: float  # baseline's median seconds per step / other's; above 1: other is faster
+    low: float  # the INTERVAL bootstrap interval of the ratio
+    high: float
+    baseline_calls: int
+    other_calls: int
+
+    @property
+    def count(self) -> int:
+        """Measurements behind the ratio: steady-state calls of both runs."""
+        return self.baseline_calls + self.other_calls
+
+
+def speedup(baseline: RunResult, other: RunResult, seed: int = 0) -> Speedup | None:
+    """The ratio of the two runs' median steady-state seconds per step, with a percentile bootstrap interval.
+
+    The interval: each run's calls resampled with replacement BOOTSTRAP_RESAMPLES times, the ratio of the
+    two medians each time, and the middle INTERVAL of those ratios. The resampling is seeded, so the same
+    runs always give the same sentence. None if either run has fewer than MIN_CALLS steady-state calls.
+    """
+    import numpy as np
+
+    a, b = steady_step_seconds(baseline), steady_step_seconds(other)
+    if len(a) < MIN_CALLS or len(b) < MIN_CALLS:
+        return None
+    rng = np.random.default_rng(seed)
+    boot_a = np.median(rng.choice(a, size=(BOOTSTRAP_RESAMPLES, len(a))), axis=1)
+    boot_b = np.median(rng.choice(b, size=(BOOTSTRAP_RESAMPLES, len(b))), axis=1)
+    tail = (1 - INTERVAL) / 2
+    low, high = np.quantile(boot_a / boot_b, [tail, 1 - tail])
+    return Speedup(statistics.median(a) / statistics.median(b), float(low), float(high), len(a), len(b))
+
+
+def speedup_sentence(baseline: RunResult, other: RunResult, base_name: str, other_name: str) -> str:
+    """'GPU:0 is 2.9× faster than CPU (2.6-3.2 over 40 calls of the step loop)', or '... slower ...'.
+
+    From the steady-state calls when both runs have enough; else from median steady epochs.
+    """
+    found = speedup(baseline, other)
+    if found is None:
+        return epoch_speedup_sentence(baseline, other, base_name, other_name)
+    spread = f"over {found.count} calls of the step loop after epoch 1"
+    if found.ratio >= 1:
+        return (
+            f"{other_name} is {found.ratio:.1f}× faster than {base_name} ({found.low:.1f}-{found.high:.1f} {spread})."
+        )
+    return (
+        f"{other_name} is {1 / found.ratio:.1f}× slower than {base_name} "
+        f"({1 / found.high:.1f}-{1 / found.low:.1f} {spread})."
+    )
+
+
+# -- time to an accuracy, in the spirit of MLPerf's time-to-train -----------------------------------------
+def time_to_accuracy(result: RunResult, target: float) -> float | None:
+    """Training seconds (epoch 1's compiling included, evaluation excluded) until the first epoch whose test accuracy >= target; None if none did."""
+    elapsed = 0.0
+    for e in result.epochs:
+        elapsed += e.train_seconds
+        if e.test_accuracy >= target:
+            return elapsed
+    return None
+
+
+def default_target(results: list[RunResult]) -> float | None:
+    """The highest whole percentage that every run reached at some epoch (0.82 for 82.8% and 84.1%); None without epochs."""
+    best = [max(e.test_accuracy for e in r.epochs) for r in results if r.epochs]
+    if not best or len(best) < len(results):
+        return None
+    # A tiny tolerance, so an accuracy of exactly 0.82 (stored as 0.8199999...) still counts as 82%.
+    return round(math.floor(min(best) / TARGET_STEP + 1e-9) * TARGET_STEP, 2)
+
+
+def race_points(result: RunResult) -> list[dict[str, Any]]:
+    """The race against the clock: accuracy against cumulative training seconds, per call (train) and per epoch (test).
+
+    Rows {"epoch", "seconds", "samples", "accuracy", "loss", "kind"}, kind "train" for each call's running
+    training accuracy, "test" for each epoch's test accuracy at the epoch's end; in time order.
+    """
+    rows, elapsed, samples = [], 0.0, 0
+    for e in result.epochs:
+        for c in e.calls:
+            rows.append(
+                dict(epoch=e.epoch, seconds=c.seconds, samples=c.samples, accuracy=c.train_accuracy,
+                     loss=c.train_loss, kind="train")
+            )  # fmt: skip
+        elapsed += e.train_seconds
+        samples = e.calls[-1].samples if e.calls else samples + round(e.samples_per_second * e.train_seconds)
+        rows.append(
+            dict(epoch=e.epoch, seconds=elapsed, samples=samples, accuracy=e.test_accuracy, loss=e.test_loss,
+                 kind="test")
+        )  # fmt: skip
+    return rows

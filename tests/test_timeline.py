@@ -1,0 +1,146 @@
+"""The race against the clock, what the model learned, and comparing runs: on the real engine and by hand."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from core import compare
+from core.config import EXECUTIONS, TrainConfig
+from core.engine import data as datasets
+from core.engine.learned import STRIP_SIZE, strip_indices
+from core.engine.timeline import call_points
+from core.engine.training import train
+from core.history.checks import check_schema
+from core.results import CallPoint, EpochMetrics, RunResult
+
+SMALL = dict(dataset="synthetic", train_subset=3_000, batch_size=20, epochs=3, seed=1)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {name: train(TrainConfig(execution=name, **SMALL)) for name in EXECUTIONS}
+
+
+@pytest.mark.parametrize("execution", EXECUTIONS)
+def test_every_mode_records_its_calls_in_order(runs, execution):
+    result = runs[execution]
+    assert result.status == "completed", result.error
+    elapsed, samples = 0.0, 0
+    for e in result.epochs:
+        assert e.calls, "every epoch has at least one point"
+        assert sum(c.steps for c in e.calls) == 150  # 3,000 / 20: every step of the epoch, once
+        seconds = [c.seconds for c in e.calls]
+        assert seconds == sorted(seconds) and elapsed < seconds[0]
+        # Training time only: the epoch's last point is within its timed training (rounded to 0.1 ms).
+        assert seconds[-1] <= elapsed + e.train_seconds + 1e-4
+        assert [c.samples for c in e.calls][-1] == samples + 3_000
+        assert sum(c.call_seconds for c in e.calls) <= e.train_seconds + 1e-4
+        assert all(0 <= c.train_accuracy <= 1 for c in e.calls)
+        # The last point's running accuracy is the epoch's training accuracy.
+        assert e.calls[-1].train_accuracy == pytest.approx(e.train_accuracy, abs=1e-4)
+        elapsed, samples = elapsed + e.train_seconds, samples + 3_000
+
+
+def test_out_of_order_marks_become_honest_points():
+    # Keras' callback threads may report step 3 before step 2: step 2 was done by the time step 3 was seen.
+    marks = [(1.0, 1, 0.5, 0.1), (1.3, 3, 0.4, 0.3), (1.4, 2, 0.45, 0.2), (1.5, 4, 0.3, 0.4)]
+    points = call_points(marks, began=0.9, seconds_before=10.0, samples_before=100, batch_size=10, most=100)
+    # Step 2 was done by 1.3 s, when step 3 was seen; step 3 (no time after it) merges into step 4's point.
+    assert [p.samples for p in points] == [110, 120, 140]
+    assert [p.seconds for p in points] == [10.1, 10.4, 10.6]
+    assert [p.steps for p in points] == [1, 1, 2]
+    assert sum(p.call_seconds for p in points) == pytest.approx(0.6)
+
+
+def test_the_strip_covers_every_class_first():
+    labels = np.array([3, 3, 1, 0, 2, 1, 0, 3, 2, 9, 4, 5, 6, 7, 8, 8])
+    picked = strip_indices(labels, 12)
+    assert [int(labels[i]) for i in picked[:10]] == list(range(10))
+    assert len(set(picked)) == 12
+
+
+def test_what_the_softmax_model_learned(runs):
+    result = runs["multi-step-loop"]
+    assert [e.learned is None for e in result.epochs] == [True, True, False]  # the last epoch keeps it
+    seen = result.epochs[-1].learned
+    d = datasets.load("synthetic", 3_000, seed=1)
+    assert len(seen.indices) == STRIP_SIZE and seen.labels == d.y_test[seen.indices].tolist()
+    assert all(0 <= p <= 9 for p in seen.predictions)
+    templates = np.array(seen.templates, dtype=float)
+    assert templates.shape == (10, 784) and templates.min() >= 0 and templates.max() <= 255
+    # The classic picture: class c's template looks like class c's average image (less the overall average).
+    mean = d.x_train.reshape(-1, 784).mean(axis=0)
+    for c in range(10):
+        own = d.x_train[d.y_train == c].reshape(-1, 784).mean(axis=0) - mean
+        assert np.corrcoef(templates[c] - 127.5, own)[0, 1] > 0.3, c
+
+
+def test_other_models_have_a_strip_but_no_templates():
+    result = train(TrainConfig(model="mlp", hidden_units=16, **{**SMALL, "epochs": 1, "train_subset": 200}))
+    seen = result.epochs[-1].learned
+    assert seen.templates is None and seen.template_scale is None and len(seen.predictions) == STRIP_SIZE
+
+
+def test_a_run_is_a_version_2_file_and_survives_pickling(runs):
+    result = runs["keras-fit"]
+    data = result.to_dict()
+    check_schema("train", data)
+    assert data["schema_version"] == 2 and data["epochs"][0]["calls"]
+    assert RunResult.from_dict(data).to_dict() == data
+    # The runner's worker processes pickle what on_epoch receives.
+    assert pickle.loads(pickle.dumps(result)).to_dict() == data
+
+
+def test_a_version_1_run_is_written_as_version_1():
+    epoch = EpochMetrics(1, 0.5, 0.8, 0.6, 0.79, 1.0, 0.1, 600.0, True, calls=[CallPoint(1.0, 600, 6, 1.0, 0.5, 0.8)])
+    old = RunResult(config={}, host={}, device={}, epochs=[epoch], schema_version=1).to_dict()
+    assert old["schema_version"] == 1 and set(old["epochs"][0]).isdisjoint({"calls", "learned"})
+
+
+# -- comparing runs, from hand-made results --------------------------------------------------------------------
+def _run(step_seconds: list[float], accuracies: list[float], epoch_seconds: float = 2.0) -> RunResult:
+    epochs = [
+        EpochMetrics(i + 1, 0.5, acc, 0.5, acc, epoch_seconds, 0.1, 100.0, i == 0,
+                     calls=[CallPoint(0.0, 0, 10, 10 * s, 0.5, acc) for s in step_seconds])
+        for i, acc in enumerate(accuracies)
+    ]  # fmt: skip
+    return RunResult(config={}, host={}, device={}, status="completed", epochs=epochs)
+
+
+def test_speedup_is_the_ratio_of_median_step_times_with_its_spread():
+    slow = _run([0.030, 0.031, 0.029, 0.5], [0.5, 0.6, 0.7])  # a stall of 0.5 s per step: the median passes over it
+    fast = _run([0.010, 0.011, 0.009, 0.010], [0.5, 0.6, 0.7])
+    found = compare.speedup(slow, fast)
+    assert found.ratio == pytest.approx(0.0305 / 0.010)
+    assert found.low <= found.ratio <= found.high and found.count == 16  # epochs 2 and 3: 8 calls each
+    assert compare.speedup(slow, fast) == found  # seeded: the same runs give the same sentence
+    sentence = compare.speedup_sentence(slow, fast, "CPU", "GPU:0")
+    assert sentence.startswith("GPU:0 is 3.0× faster than CPU (") and "over 16 calls" in sentence
+    assert compare.speedup_sentence(fast, slow, "GPU:0", "CPU").startswith("CPU is 3.0× slower than GPU:0")
+
+
+def test_speedup_without_calls_falls_back_to_epoch_medians():
+    slow, fast = _run([], [0.5, 0.6, 0.7], 3.0), _run([], [0.5, 0.6, 0.7], 1.0)
+    assert compare.speedup(slow, fast) is None
+    assert "3.0× faster" in compare.speedup_sentence(
+        slow, fast, "CPU", "GPU"
+    ) and "epochs 2+" in compare.speedup_sentence(slow, fast, "CPU", "GPU")
+
+
+def test_time_to_accuracy_counts_training_seconds_until_the_first_epoch_there():
+    run = _run([0.01], [0.70, 0.81, 0.79, 0.86], epoch_seconds=2.0)
+    assert compare.time_to_accuracy(run, 0.80) == 4.0
+    assert compare.time_to_accuracy(run, 0.70) == 2.0  # epoch 1's compiling counts, as in MLPerf
+    assert compare.time_to_accuracy(run, 0.90) is None
+    other = _run([0.01], [0.75, 0.828])
+    assert compare.default_target([run, other]) == 0.82  # every run reached 82 %, not every run 86 %
+    assert compare.default_target([]) is None
+
+
+def test_race_points_put_calls_and_epochs_on_one_clock(runs):
+    rows = compare.race_points(runs["keras-fit-spe"])
+    assert [r["seconds"] for r in rows] == sorted(r["seconds"] for r in rows)
+    tests = [r for r in rows if r["kind"] == "test"]
+    assert [r["accuracy"] for r in tests] == [e.test_accuracy for e in runs["keras-fit-spe"].epochs]
+    assert tests[-1]["samples"] == 9_000
