@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.config import SweepConfig, TrainConfig
+from core.config import MIN_SUBSET, SweepConfig, TrainConfig
+from core.engine import data as datasets
 from core.engine import memory
 from core.engine.sweep import run_sweep
 from core.engine.tf_setup import tf
@@ -19,9 +20,18 @@ from core.engine.training import train
 
 
 def warm_up() -> None:
-    """Import TensorFlow and Keras and set up the devices: the seconds a first Run would otherwise wait."""
+    """Import TensorFlow and Keras, load the tutorial's dataset, train a tiny model: what a first Run would wait for.
+
+    A server that trained in its own process paid these once (import ~9 s, the dataset, the CPU's
+    peak, autograph's conversion of the step); a worker per job pays them before its job arrives.
+    """
     tf()
     import keras  # noqa: F401 - imported for its side effect: Keras' own start-up
+
+    if datasets.availability("fashion_mnist").available:
+        datasets.load("fashion_mnist")  # the default dataset, cached in this worker for its one job
+    # One tiny epoch of the default execution mode: autograph converts the step once per process.
+    train(TrainConfig(dataset="synthetic", train_subset=MIN_SUBSET, batch_size=MIN_SUBSET // 2, epochs=1))
 
 
 def _train(config: TrainConfig, on_item, should_stop, run_id: str):
