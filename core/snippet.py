@@ -1,34 +1,49 @@
-"""Code that reproduces a TrainConfig: the CLI command, and plain TensorFlow/Keras without this project."""
+"""Code that reproduces a TrainConfig: the CLI command, and a plain TensorFlow/Keras script without this project."""
 
 from __future__ import annotations
 
+import inspect
 import shlex
+import sys
+from pathlib import Path
 
 from core.config import TrainConfig
+from core.engine.data import DEBIAN_FASHION_DIR, FASHION_FILES, SYNTHETIC_TEST_SIZE, synthetic_arrays
 from core.engine.executions.base import jit_compile_for
+from core.engine.step import TARGET_CALL_SECONDS
 
-# Keras' own loaders (they download once, then read ~/.keras/datasets).
+ROOT = Path(__file__).resolve().parent.parent
+
+# The dashboard's loaders, as plain code: Keras' cache, else Debian's files (offline); Keras downloads MNIST.
+_FASHION = f'''FILES = {FASHION_FILES!r}
+
+
+def load_data():
+    """Fashion-MNIST from Keras' cache, else Debian's `apt-get install dataset-fashion-mnist`; else Keras downloads it."""
+    keras_home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+    for folder in (Path(keras_home) / "datasets" / "fashion-mnist", Path("{DEBIAN_FASHION_DIR}")):
+        if all((folder / name).is_file() for name in FILES):
+            # IDX files: a big-endian header (16 bytes for images, 8 for labels), then uint8 data.
+            arrays = [np.frombuffer(gzip.open(folder / name).read(), np.uint8, offset=16 if "images" in name else 8)
+                      for name in FILES]
+            return (arrays[0].reshape(-1, 28, 28), arrays[1]), (arrays[2].reshape(-1, 28, 28), arrays[3])
+    return keras.datasets.fashion_mnist.load_data()
+
+
+(x_train, y_train), (x_test, y_test) = load_data()'''
 _LOADERS = {
-    "fashion_mnist": [
-        "(x_train, y_train), (x_test, y_test) = keras.datasets.fashion_mnist.load_data()",
-        "# Scale images to the [0, 1] range.",
-        "x_train, x_test = x_train / 255.0, x_test / 255.0",
-    ],
-    "mnist": [
-        "(x_train, y_train), (x_test, y_test) = keras.datasets.mnist.load_data()",
-        "# Scale images to the [0, 1] range.",
-        "x_train, x_test = x_train / 255.0, x_test / 255.0",
-    ],
-    "synthetic": [
-        "# Synthetic images come from this project's generator (run from the repository root).",
-        "from core.engine.data import load",
-        "",
-        "d = load('synthetic', {subset}, seed={seed})",
-        "(x_train, y_train), (x_test, y_test) = (d.x_train, d.y_train), (d.x_test, d.y_test)",
-    ],
+    "fashion_mnist": _FASHION,
+    "mnist": "(x_train, y_train), (x_test, y_test) = keras.datasets.mnist.load_data()",
+    "synthetic": inspect.getsource(synthetic_arrays).rstrip()
+    + f"\n\n\n(x_train, y_train), (x_test, y_test) = synthetic_arrays({{size}}, {SYNTHETIC_TEST_SIZE}, SEED)",
 }
+_SCALE = [
+    "# Scale images to the [0, 1] range, in float32 as the dashboard does.",
+    'x_train, x_test = x_train.astype("float32") / 255.0, x_test.astype("float32") / 255.0',
+    'y_train, y_test = y_train.astype("int32"), y_test.astype("int32")',
+]
 
-# The same layers as core/models.py.
+# The same layers as core/engine/models.py.
 _MODELS = {
     "softmax": ["keras.layers.Flatten()", 'keras.layers.Dense(10, activation="softmax")'],
     "mlp": [
@@ -50,10 +65,19 @@ _MODELS = {
 _OPTIMIZERS = {"sgd": "SGD", "adam": "Adam"}
 
 
+def python_command() -> str:
+    """The python that runs the dashboard: '.venv/bin/python' (from the repository root) when it lives there."""
+    exe = Path(sys.executable)
+    try:
+        return str(exe.relative_to(ROOT))
+    except ValueError:
+        return str(exe)
+
+
 def cli_command(config: TrainConfig, json_path: str | None = None) -> str:
-    """`python -m core train ...` with every setting spelled out."""
+    """`.venv/bin/python -m core train ...` with every setting spelled out, run from the repository root."""
     args = [
-        "python", "-m", "core", "train",
+        python_command(), "-m", "core", "train",
         "--dataset", config.dataset,
         "--model", config.model,
         "--device", config.device,
@@ -77,37 +101,40 @@ def cli_command(config: TrainConfig, json_path: str | None = None) -> str:
 DEFAULT_STEPS_PER_EXECUTION = 32
 
 
-def _fit_lines(config: TrainConfig, steps_per_execution: int | None) -> list[str]:
+def _optimizer(config: TrainConfig) -> str:
+    return f"keras.optimizers.{_OPTIMIZERS[config.optimizer]}(learning_rate={config.learning_rate!r})"
+
+
+def _fit_lines(config: TrainConfig, steps_per_execution: int | None) -> tuple[list[str], list[str]]:
     chosen = "" if steps_per_execution else "  # each run calibrates its own: about 0.2 s per execution"
-    spe = [f"        steps_per_execution={steps_per_execution or DEFAULT_STEPS_PER_EXECUTION},{chosen}"]
-    return [
-        "    model.compile(",
-        f"        optimizer=keras.optimizers.{_OPTIMIZERS[config.optimizer]}(learning_rate={config.learning_rate:g}),",
-        '        loss="sparse_categorical_crossentropy",',
-        '        metrics=["accuracy"],',
-        *(spe if config.execution == "keras-fit-spe" else []),
-        "        jit_compile={jit},",
-        "    )",
-        f"    model.fit(x_train, y_train, batch_size={config.batch_size}, epochs={config.epochs}, "
-        "validation_data=(x_test, y_test))",
+    spe = steps_per_execution or DEFAULT_STEPS_PER_EXECUTION
+    setup = [
+        f'    model.compile(optimizer={_optimizer(config)}, loss="sparse_categorical_crossentropy",',
+        '                  metrics=["accuracy"],',
+        *([f"                  steps_per_execution={spe},{chosen}"] if config.execution == "keras-fit-spe" else []),
+        "                  jit_compile=JIT_COMPILE)",
     ]
+    epoch = [
+        "        model.fit(x_train[order], y_train[order], batch_size=BATCH, epochs=1, shuffle=False, verbose=0)",
+        "        loss, accuracy = model.evaluate(x_test, y_test, verbose=0)",
+    ]
+    return setup, epoch
 
 
-def _loop_lines(config: TrainConfig, _: int | None) -> list[str]:
-    b = config.batch_size
-    return [
-        f"    optimizer = keras.optimizers.{_OPTIMIZERS[config.optimizer]}(learning_rate={config.learning_rate:g})",
+def _loop_lines(config: TrainConfig, _: int | None) -> tuple[list[str], list[str]]:
+    setup = [
+        f"    optimizer = {_optimizer(config)}",
         "    optimizer.build(model.trainable_variables)",
         "    loss_fn = keras.losses.sparse_categorical_crossentropy",
         "    # The data goes to the device once; each step gathers its batch there.",
-        '    x, y = tf.constant(x_train, tf.float32), tf.constant(y_train.astype("int32"))',
+        "    x, y = tf.constant(x_train), tf.constant(y_train)",
         "",
-        "    @tf.function(jit_compile={jit})",
-        "    def train_steps(order):",
-        "        # Many optimizer steps in one call: no Python between steps.",
+        "    @tf.function(jit_compile=JIT_COMPILE, reduce_retracing=True)",
+        "    def train_steps(order, start, count):",
+        "        # `count` optimizer steps in one call, from batch `start` of `order`: no Python between steps.",
         "        loss = tf.constant(0.0)",
-        f"        for i in tf.range(tf.shape(order)[0] // {b}):",
-        f"            idx = order[i * {b} : (i + 1) * {b}]",
+        "        for i in tf.range(count):",
+        "            idx = tf.slice(order, [(start + i) * BATCH], [BATCH])",
         "            xb, yb = tf.gather(x, idx), tf.gather(y, idx)",
         "            with tf.GradientTape() as tape:",
         "                loss = tf.reduce_mean(loss_fn(yb, model(xb, training=True)))",
@@ -115,48 +142,77 @@ def _loop_lines(config: TrainConfig, _: int | None) -> list[str]:
         "            optimizer.apply(grads, model.trainable_variables)",
         "        return loss",
         "",
-        f"    rng = np.random.default_rng({config.seed})",
-        f"    steps = len(x_train) // {b}  # the last partial batch is dropped",
-        f"    for epoch in range({config.epochs}):",
-        "        # The dashboard runs an epoch in calls of about 0.2 s (so Stop is honoured); one call here.",
-        f'        order = tf.constant(rng.permutation(len(x_train))[: steps * {b}].astype("int32"))',
-        "        loss = train_steps(order)",
+        "    chunk = 1  # steps in the next call: the first call traces the step, then calls of about 0.2 s",
+    ]
+    epoch = [
+        "        order, done = tf.constant(order), 0",
+        "        while done < steps:",
+        "            count = min(chunk, steps - done)",
+        "            began = time.perf_counter()",
+        "            float(train_steps(order, tf.constant(done), tf.constant(count)))  # waits for the device",
+        f"            chunk = max(1, min(steps, int({TARGET_CALL_SECONDS} * count / (time.perf_counter() - began))))",
+        "            done += count",
         "        probs = model.predict(x_test, batch_size=1000, verbose=0)",
         "        accuracy = np.mean(probs.argmax(axis=1) == y_test)",
-        '        print(f"epoch {epoch + 1}: last batch loss {float(loss):.4f}, test accuracy {accuracy:.4f}")',
     ]
+    return setup, epoch
 
 
-# Execution mode -> the lines inside the device scope after the model is built.
+# Execution mode -> (lines after the model is built, lines that train and evaluate one epoch).
 _TRAINING = {"keras-fit": _fit_lines, "keras-fit-spe": _fit_lines, "multi-step-loop": _loop_lines}
 
 
 def keras_code(config: TrainConfig, steps_per_execution: int | None = None) -> str:
-    """A short runnable script: the same data, model, optimizer, device, jit_compile and execution mode.
+    """A self-contained script for one run: the same data, model, seed, batches, device, jit_compile and execution mode.
 
-    keras-fit and keras-fit-spe are plain model.fit (with Keras' own shuffling); multi-step-loop is a
-    tf.function of many steps. steps_per_execution: the run's calibrated N (its device info), for keras-fit-spe.
+    It loads the data as the dashboard does, draws each epoch's batch order from the seed as every mode
+    does, and prints each epoch's test accuracy. steps_per_execution: the run's calibrated N (its device
+    info), for keras-fit-spe.
     """
-    subset = config.train_subset
-    lines = ["import keras", "import numpy as np", "import tensorflow as tf", ""]
-    lines += [line.format(subset=subset, seed=config.seed) for line in _LOADERS[config.dataset]]
-    if subset is not None and config.dataset != "synthetic":
-        lines.append(f"x_train, y_train = x_train[:{subset}], y_train[:{subset}]  # the training subset")
     kind, _, index = config.device.partition(":")
     tf_device = f"/{kind.upper()}:{index or 0}"
-    layers = "\n".join(f"        {layer.format(hidden=config.hidden_units)}," for layer in _MODELS[config.model])
-    training = _TRAINING[config.execution](config, steps_per_execution)
-    lines += [
+    subset, size = config.train_subset, config.train_subset or 60_000
+    setup, epoch = _TRAINING[config.execution](config, steps_per_execution)
+    layers = [f"        {layer.format(hidden=config.hidden_units)}," for layer in _MODELS[config.model]]
+    lines = [
+        f'"""The dashboard\'s run of {config.model} on {config.dataset}, {config.execution} on {config.device}, '
+        'in plain TensorFlow/Keras."""',
         "",
-        f"keras.utils.set_random_seed({config.seed})",
+        "import gzip",
+        "import os",
+        "import time",
+        "from pathlib import Path",
+        "",
+        "import keras",
+        "import numpy as np",
+        "import tensorflow as tf",
+        "",
+        f"SEED, EPOCHS, BATCH = {config.seed}, {config.epochs}, {config.batch_size}",
+        # XLA set explicitly, as the dashboard does for every mode (on for a GPU, off for a CPU).
+        f"JIT_COMPILE = {jit_compile_for(tf_device)}",
+        "",
+        "",
+        _LOADERS[config.dataset].format(size=size),
+        *([] if config.dataset == "synthetic" else _SCALE),
+        *([f"x_train, y_train = x_train[:{subset}], y_train[:{subset}]  # the training subset"]
+          if subset is not None and config.dataset != "synthetic" else []),
+        "",
+        "keras.utils.set_random_seed(SEED)",
         "# Variables live on the device they are created on: build the model inside the scope.",
         f'with tf.device("{tf_device}"):',
         "    model = keras.Sequential([",
         "        keras.Input((28, 28)),",
-        layers,
+        *layers,
         "    ])",
-        # XLA set explicitly, as the dashboard does for every mode (on for a GPU, off for a CPU).
-        *(line.replace("{jit}", str(jit_compile_for(tf_device))) for line in training),
+        *setup,
+        "    # Each epoch's batches: a permutation drawn from the seed, the last partial batch dropped, the same",
+        "    # in every execution mode.",
+        "    rng = np.random.default_rng(SEED)",
+        "    steps = len(x_train) // BATCH",
+        "    for epoch in range(EPOCHS):",
+        '        order = rng.permutation(len(x_train))[: steps * BATCH].astype("int32")',
+        *epoch,
+        '        print(f"epoch {epoch + 1}: test accuracy {accuracy:.4f}")',
         "print(model.trainable_variables[0].value.device)  # where the model actually lived",
-    ]
+    ]  # fmt: skip
     return "\n".join(lines) + "\n"
