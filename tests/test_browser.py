@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -13,6 +14,7 @@ import urllib.request
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
+from core import probe
 from tests.conftest import ROOT, require
 from tests.sample_runs import make_result
 
@@ -30,6 +32,9 @@ CHROMIUM_ARGS = [
 ARTIFACTS = ROOT / "artifacts"
 # Tall enough that the charts, both runs' metrics and the speedup below them are on one screen.
 VIEWPORT = {"width": 1600, "height": 1496}
+PROJECTOR = {"width": 1280, "height": 720}  # what a meetup's audience sees: screenshots of each view at this size
+# The Quick demo's device mode without a GPU: plain model.fit against the multi-step loop, on the CPU.
+FIT_CPU = next(m.label for m in probe.modes(probe.Probe(probe.READY)) if m.key == "fit:cpu")
 RUNNING = '[data-testid="stStatusWidget"]'  # the "running" indicator, present only while the script runs
 
 
@@ -114,23 +119,30 @@ def status(page: Page):
     return page.locator('[data-testid="stMarkdownContainer"] strong').first
 
 
+def view(page: Page, name: str) -> None:
+    """Switch to a view with the navigation bar at the top, as a person would."""
+    page.get_by_role("link", name=name).click()
+    path = "" if name == "Train" else name.lower()  # the default view is the app's root
+    expect(page).to_have_url(re.compile(f"/{path}$"), timeout=10_000)
+
+
 def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, fashion_mnist):
     page, errors = open_page(browser, server)
     wait_until_idle(page)
     page.get_by_role("button", name="Quick demo").click()
     wait_until_idle(page)
-    # No GPU here: the demo compares plain model.fit with the fast path, both on the CPU.
-    expect(page.get_by_role("radio", name="Fast vs plain model.fit, on the CPU")).to_be_checked()
+    # No GPU here: the demo compares plain model.fit with the multi-step loop, both on the CPU.
+    expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
     page.locator(".st-key-run button").click()
 
-    expect(status(page)).to_contain_text("CPU (fast): done, 3 epochs", timeout=120_000)
+    expect(status(page)).to_contain_text("CPU (multi-step loop): done, 3 epochs", timeout=120_000)
     expect(status(page)).to_contain_text("CPU (plain fit): done, 3 epochs")
     charts = page.locator('[data-testid="stVegaLiteChart"]:visible')
     expect(charts).to_have_count(2, timeout=30_000)
     for i in range(2):
         expect(charts.nth(i).locator("canvas, svg").first).to_be_visible(timeout=30_000)
     expect(page.locator('[data-testid="stMetric"]:visible')).to_have_count(12)
-    expect(page.get_by_text("CPU (fast) is ")).to_be_visible()
+    expect(page.get_by_text("CPU (multi-step loop) is ")).to_be_visible()
     wait_until_idle(page)
 
     assert page.locator('[data-testid="stException"]').count() == 0
@@ -148,6 +160,21 @@ def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, 
     page.screenshot(path=shot)
     if os.environ.get("UPDATE_SCREENSHOT") == "1":  # the README's picture, refreshed on purpose only
         shutil.copyfile(shot, ROOT / "docs" / "screenshot.png")
+
+    # On a projector: every view at 1280x720, the Train settings sidebar only on Train.
+    page.set_viewport_size(PROJECTOR)
+    page.screenshot(path=ARTIFACTS / "720p-train.png")
+    for name in ("History", "Scaling", "Devices"):
+        view(page, name)
+        wait_until_idle(page)
+        expect(page.get_by_role("button", name="Quick demo")).to_have_count(0)
+        page.screenshot(path=ARTIFACTS / f"720p-{name.lower()}.png")
+    view(page, "Train")
+    # The settings survive the trip: still the Quick demo's, and the runs still shown.
+    expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value("3", timeout=10_000)
+    expect(status(page)).to_contain_text("CPU (multi-step loop): done, 3 epochs")
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert errors == []
     page.close()
 
 
@@ -156,8 +183,8 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     wait_until_idle(presenter)
     presenter.get_by_role("button", name="The tutorial").click()
     wait_until_idle(presenter)
-    # Plain model.fit first, then the fast path: slow enough to stop and to queue behind.
-    presenter.get_by_text("Fast vs plain model.fit, on the CPU").click()
+    # Plain model.fit first, then the multi-step loop: slow enough to stop and to queue behind.
+    presenter.get_by_text(FIT_CPU).click()
     wait_until_idle(presenter)
     presenter.locator(".st-key-run button").click()
     expect(status(presenter)).to_contain_text("CPU (plain fit): epoch 3 of 10", timeout=120_000)
@@ -165,9 +192,9 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     viewer, viewer_errors = open_page(browser, server)
     expect(status(viewer)).to_contain_text("Already running on this server: CPU (plain fit): epoch")
     viewer.get_by_role("button", name="Quick demo").click()
-    # The viewer's script keeps watching the presenter's run, so it never idles: wait for the
-    # preset to show instead, or a quick Run click can be merged into the preset's rerun and lost.
-    expect(viewer.get_by_role("radio", name="Fast vs plain model.fit, on the CPU")).to_be_checked(timeout=10_000)
+    # The viewer's live fragment reruns while the presenter's run goes on: wait for the preset to
+    # show, or a quick Run click can be merged into the preset's rerun and lost.
+    expect(viewer.get_by_role("radio", name=FIT_CPU)).to_be_checked(timeout=10_000)
     expect(viewer.get_by_role("spinbutton", name="Epochs")).to_have_value("3", timeout=10_000)
     viewer.locator(".st-key-run button").click()
     expect(status(viewer)).to_contain_text("Waiting: another session is training softmax on CPU, epoch", timeout=10_000)
@@ -179,12 +206,12 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     stop_seconds = time.monotonic() - clicked
     print(f"stop took {stop_seconds:.2f} s")
     assert stop_seconds < 5, "Stop must end the run within a second or two"
-    expect(status(presenter)).to_contain_text("CPU (fast): stopped before epoch 1")
+    expect(status(presenter)).to_contain_text("CPU (multi-step loop): stopped before epoch 1")
     # The finished epochs stay on the page.
     expect(presenter.locator('[data-testid="stVegaLiteChart"]:visible')).to_have_count(2)
 
     # The waiting session runs as soon as the runner is free.
-    expect(status(viewer)).to_contain_text("CPU (fast): done, 3 epochs", timeout=120_000)
+    expect(status(viewer)).to_contain_text("CPU (multi-step loop): done, 3 epochs", timeout=120_000)
     for page in (presenter, viewer):
         assert page.locator('[data-testid="stException"]').count() == 0
     assert presenter_errors == [] and viewer_errors == []
@@ -197,7 +224,7 @@ def test_a_server_run_uploaded_in_history_is_overlaid_and_a_second_upload_change
     bad_file.write_text('{"schema_version": 1}')
     page, errors = open_page(browser, server)
     wait_until_idle(page)
-    page.get_by_role("tab", name="History").click()
+    view(page, "History")
     uploader = page.locator('.st-key-history_upload input[type="file"]')
 
     uploader.set_input_files(run_file)

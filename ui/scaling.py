@@ -124,8 +124,8 @@ def controls_ui(hw: probe.Probe, watch: watcher.Watch | None, sweep: tuple[JobSt
     return status_col
 
 
-def live_view(status_col, snap: watcher.Snapshot) -> None:
-    """The sweep in progress, from one snapshot: its status, progress and (once a point is measured) its results."""
+def status_view(status_col, snap: watcher.Snapshot) -> None:
+    """The sweep's status line and progress bar, from one snapshot: the live fragment redraws them every tick."""
     sweep, watch = snap.shown[KIND], snap.watches[KIND]
     if not sweep:
         status_col.markdown("Pick devices and batch sizes, then press **Run sweep**.")
@@ -136,9 +136,13 @@ def live_view(status_col, snap: watcher.Snapshot) -> None:
     status_col.markdown(f"**{line}**")
     text, fraction = live.progress_bar(sweep)
     st.progress(fraction, text=text)
-    (job,) = sweep
-    if job.state not in live.ACTIVE:
-        return  # finished: the stored sweeps below show it
+
+
+def running_ui(sweep: tuple[JobStatus, ...]) -> None:
+    """The points of a sweep in progress (redrawn as each lands); a finished one is among the stored sweeps."""
+    if not sweep or sweep[0].state not in live.ACTIVE:
+        return
+    job = sweep[0]
     if not job.items:
         st.info("The chart appears when the first point is measured (each starts with tracing and a warm-up).")
         return
@@ -228,7 +232,8 @@ def main() -> None:
     settings_ui(hw)
     snap = watcher.take([KIND])
     status_col = controls_ui(hw, snap.watches[KIND], snap.shown[KIND])
-    watcher.live_ui(snap, partial(live_view, status_col))
+    watcher.live_ui(snap, partial(status_view, status_col))
+    running_ui(snap.shown[KIND])
     stored_ui(get_store(), snap.shown[KIND])
 
 

@@ -66,19 +66,25 @@ def controls_ui(configs: list[TrainConfig] | None, watch: watcher.Watch | None, 
     return status_col
 
 
-def live_view(status_col, snap: watcher.Snapshot) -> None:
-    """Everything that changes while training, from one snapshot; no widgets, so it is redrawn every tick."""
+def status_view(status_col, snap: watcher.Snapshot) -> None:
+    """The status line and progress bar, from one snapshot: the live fragment redraws them every tick."""
     runs, watch = snap.shown[KIND], snap.watches[KIND]
     if not runs:
         status_col.markdown("Pick a preset or settings in the sidebar, then press **Run**.")
         return
-    labels = charts.series_labels([s.config for s in runs])
-    line = live.status_line(runs, labels, snap.current, watch.stopping)
+    line = live.status_line(runs, charts.series_labels([s.config for s in runs]), snap.current, watch.stopping)
     if not watch.own:
         line = f"{'Already running on this server' if live.is_active(runs) else 'From another page'}: {line}"
     status_col.markdown(f"**{line}**")
     text, fraction = live.download_line(runs) or live.progress_bar(runs)
     st.progress(fraction, text=text)
+
+
+def results_ui(runs: tuple[JobStatus, ...]) -> None:
+    """Errors, charts and metrics of the page's runs so far (redrawn when an epoch lands)."""
+    if not runs:
+        return
+    labels = charts.series_labels([s.config for s in runs])
     for s, label in zip(runs, labels, strict=True):
         if s.state == "failed":
             st.error(f"{label}: {s.error or 'the run failed.'}")
@@ -131,7 +137,8 @@ def main() -> None:
     snap = watcher.take([KIND])
     configs = plan_ui(mode, hw)
     status_col = controls_ui(configs, snap.watches[KIND], snap.shown[KIND])
-    watcher.live_ui(snap, partial(live_view, status_col))
+    watcher.live_ui(snap, partial(status_view, status_col))
+    results_ui(snap.shown[KIND])
     downloads_ui(snap.shown[KIND])
     code_ui(configs)
 

@@ -3,10 +3,12 @@
 A kind of job is what one button submits: "train" (the runs one Run click queues) or "sweep". Per
 kind, session_state holds a Watch: the ids the page shows, and whether the page started them (its
 own: it may stop them) or only watches another page's (shown, never stopped, replaced by its own
-Run). Everything live on a page is drawn by one fragment from one Snapshot per tick, so the queue
-line and a view's status line never disagree. The fragment ticks only while something is queued or
-running (or the hardware check is still out), and reruns the whole page once when a job it saw
-finishes, so History and the stored sweeps include it.
+Run). One fragment per page ticks while anything is queued or running (or the hardware check is
+still out), and costs nothing between ticks. A tick takes one Snapshot and redraws only text from
+it (the queue line, the view's status line and progress bar), so they never disagree. When what the
+view draws once changes (an epoch or a sweep point lands, a job starts or ends) it reruns the page
+once instead: charts and metrics are redrawn per epoch, not per tick, and History and the stored
+sweeps include a job as soon as it finishes.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ui.resources import get_runner, hardware
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
 KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
 SEEN = "live_seen"  # ids of active jobs this page has drawn; one finishing reruns the page
+DRAWN = "live_drawn"  # Snapshot.progress() of the jobs the view drew in its last full run
 
 _queue_slot: ContextVar = ContextVar("queue_slot")
 
@@ -57,6 +60,10 @@ class Snapshot:
         """Ids of every queued or running job the page shows, the queue line's included."""
         shown = {s.run_id for jobs in self.shown.values() for s in jobs if s.state in live.ACTIVE}
         return shown | {j.run_id for j in self.queue}
+
+    def progress(self) -> tuple:
+        """What the view draws once, per job it shows: state and finished items; a change reruns the page."""
+        return tuple((s.run_id, s.state, s.done) for jobs in self.shown.values() for s in jobs)
 
     def mine(self) -> set[str]:
         """Ids of the jobs this page started."""
@@ -115,23 +122,24 @@ def queue_ui() -> None:
 
 
 def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> None:
-    """Draw the page's live parts now and, while anything is active, again every TICK_S.
+    """Draw the page's live text now and, while anything is active, again every TICK_S.
 
-    snap: the view's own read (take()), from which it drew its buttons: a job that finishes after it
-    reruns the whole page, so they never stay stale. draw(snapshot) draws the view's live parts from
-    each tick's snapshot; it may write into containers made before this call.
+    snap: the view's own read (take()), from which it drew everything else: when a later tick's
+    progress() differs, the page reruns, so nothing stays stale. draw(snapshot) draws the view's live
+    text (a status line, a progress bar) at every tick; it may write into containers made before this call.
     """
     checking = hardware().state == probe.CHECKING
-    st.session_state[SEEN] = snap.active
+    st.session_state[SEEN], st.session_state[DRAWN] = snap.active, snap.progress()
     every = TICK_S if snap.active or checking else None  # idle: no ticks at all, nothing to pay for
     st.fragment(_tick, run_every=every)(_queue_slot.get(None), tuple(snap.shown), draw, checking)
 
 
 def _tick(slot, kinds: tuple[str, ...], draw: Callable[[Snapshot], None] | None, checking: bool) -> None:
     snap, seen = take(kinds), st.session_state.get(SEEN, set())
-    if seen - snap.active or (checking and hardware().state != probe.CHECKING):
+    answered = checking and hardware().state != probe.CHECKING
+    if seen - snap.active or answered or snap.progress() != st.session_state.get(DRAWN):
         st.session_state[SEEN] = snap.active
-        st.rerun()  # a job finished (or the GPU check answered): the whole page once, with it
+        st.rerun()  # an epoch landed, a job ended or the GPU check answered: the whole page once, with it
     st.session_state[SEEN] = seen | snap.active  # a job another page queued since: its end reruns too
     if slot is not None:
         slot.caption(live.queue_line(snap.queue, snap.mine()))
