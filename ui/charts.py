@@ -46,6 +46,9 @@ def _colour(frame: pd.DataFrame, title: str = "Run") -> alt.Color:
     return alt.Color("series:N", title=title, scale=scale, sort=order, legend=alt.Legend(orient="bottom"))
 
 
+_TEXT = {"labelFontSize": FONT["label"], "labelColor": INK, "titleColor": INK}  # axes and legends alike
+
+
 def _style(chart, title: str, subtitle: str):
     return (
         chart.properties(
@@ -62,22 +65,8 @@ def _style(chart, title: str, subtitle: str):
                 subtitleColor=INK,
             ),
         )
-        .configure_axis(
-            labelFontSize=FONT["label"],
-            titleFontSize=FONT["title"],
-            labelColor=INK,
-            titleColor=INK,
-            titleFontWeight="normal",
-            grid=True,
-        )
-        .configure_legend(
-            labelFontSize=FONT["label"],
-            titleFontSize=FONT["label"],
-            labelColor=INK,
-            titleColor=INK,
-            symbolSize=220,
-            labelLimit=320,
-        )
+        .configure_axis(**_TEXT, titleFontSize=FONT["title"], titleFontWeight="normal", grid=True)
+        .configure_legend(**_TEXT, titleFontSize=FONT["label"], symbolSize=220, labelLimit=320)
     )
 
 

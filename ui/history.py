@@ -10,7 +10,7 @@ import streamlit as st
 from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
 from core.history.store import Store, StoreError
-from ui import kept, runs_view, views, watcher
+from ui import comparison, kept, views, watcher
 from ui.resources import get_store
 
 PICK = {"history_pick": []}  # kept across views: the runs picked to overlay
@@ -96,7 +96,7 @@ def compare_ui(store: Store, picked: list[HistoryRow]) -> None:
     if not runs:  # deleted from another page since the table was read
         return
     pair = views.slower_first(runs)
-    runs_view.compare_ui(runs, labels, pair)
+    comparison.compare_ui(runs, labels, pair)
     if pair and (differences := views.config_differences(runs[pair[0]], runs[pair[1]])):
         st.caption(
             f"Besides the device, these runs differ in {'; '.join(differences)}: the ratio compares whole epochs, "

@@ -20,6 +20,7 @@ from ui import charts, kept, live, views, watcher
 from ui.resources import get_store, hardware
 
 KIND = "sweep"
+PROMPT = "Pick devices and batch sizes, then press **Run sweep**."
 SWEEP_BATCHES = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 DEFAULTS = {"sw_model": "softmax", "sw_hidden": 128, "sw_batches": list(DEFAULT_BATCH_SIZES), "sw_repeats": 3,
             "sw_steps": 0, "sweep_pick": None}  # fmt: skip
@@ -105,8 +106,8 @@ def settings_ui(hw: probe.Probe) -> None:
     kept.remember(k for k in keys if k != "sweep_pick")
 
 
-def controls_ui(hw: probe.Probe, watch: watcher.Watch | None, sweep: tuple[JobStatus, ...]):
-    """Run sweep and Stop, and why Run is off; returns the column the live status line goes in."""
+def problem_ui(hw: probe.Probe) -> str | None:
+    """Why Run sweep is off (a bad setting, a device missing), said above the buttons; None if it can run."""
     problem = None
     try:
         views.plan_sweep(sweep_values(), hw)
@@ -115,27 +116,7 @@ def controls_ui(hw: probe.Probe, watch: watcher.Watch | None, sweep: tuple[JobSt
         st.error(problem)
     if st.session_state.get("sweep_error"):
         st.error(st.session_state.pop("sweep_error"))
-    own_active = watch is not None and watch.own and live.is_active(sweep)
-    run_col, stop_col, status_col = st.columns([1, 1, 5], vertical_alignment="center")
-    run_col.button("Run sweep", key="sw_run", type="primary", on_click=start_sweep,
-                   disabled=own_active or bool(problem), width="stretch")  # fmt: skip
-    stop_col.button("Stop", key="sw_stop", on_click=watcher.stop, args=(KIND,), disabled=not own_active,
-                    width="stretch")  # fmt: skip
-    return status_col
-
-
-def status_view(status_col, snap: watcher.Snapshot) -> None:
-    """The sweep's status line and progress bar, from one snapshot: the live fragment redraws them every tick."""
-    sweep, watch = snap.shown[KIND], snap.watches[KIND]
-    if not sweep:
-        status_col.markdown("Pick devices and batch sizes, then press **Run sweep**.")
-        return
-    line = live.status_line(sweep, ["Sweep"], snap.current, watch.stopping)
-    if not watch.own and live.is_active(sweep):
-        line = f"Already running on this server: {line}"
-    status_col.markdown(f"**{line}**")
-    text, fraction = live.progress_bar(sweep)
-    st.progress(fraction, text=text)
+    return problem
 
 
 def running_ui(sweep: tuple[JobStatus, ...]) -> None:
@@ -231,8 +212,9 @@ def main() -> None:
     )
     settings_ui(hw)
     snap = watcher.take([KIND])
-    status_col = controls_ui(hw, snap.watches[KIND], snap.shown[KIND])
-    watcher.live_ui(snap, partial(status_view, status_col))
+    ready = problem_ui(hw) is None
+    status_col = watcher.controls_ui(KIND, snap, "Run sweep", ("sw_run", "sw_stop"), start_sweep, ready)
+    watcher.live_ui(snap, partial(watcher.status_view, KIND, lambda jobs: ["Sweep"], PROMPT, status_col))
     running_ui(snap.shown[KIND])
     stored_ui(get_store(), snap.shown[KIND])
 

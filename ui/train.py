@@ -15,10 +15,15 @@ from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
 from core.runner import JobStatus
-from ui import charts, live, runs_view, train_settings, watcher
+from ui import charts, comparison, live, train_settings, watcher
 from ui.resources import hardware
 
 KIND = "train"
+PROMPT = "Pick a preset or settings in the sidebar, then press **Run**."
+
+
+def labels(runs) -> list[str]:
+    return charts.series_labels([s.config for s in runs])
 
 
 def start_runs() -> None:
@@ -53,51 +58,23 @@ def plan_ui(mode: probe.Mode, hw: probe.Probe) -> list[TrainConfig] | None:
     return configs
 
 
-def controls_ui(configs: list[TrainConfig] | None, watch: watcher.Watch | None, runs: tuple[JobStatus, ...]):
-    """Run and Stop; returns the column the live status line goes in."""
-    if st.session_state.get("start_error"):
-        st.error(st.session_state.pop("start_error"))  # shown once: the next click decides afresh
-    # Only this page's own runs hold its Run back; watching another page's, it may still queue its own.
-    own_active = watch is not None and watch.own and live.is_active(runs)
-    run_col, stop_col, status_col = st.columns([1, 1, 5], vertical_alignment="center")
-    run_col.button("Run", key="run", type="primary", on_click=start_runs, disabled=own_active or not configs,
-                   width="stretch")  # fmt: skip
-    stop_col.button("Stop", key="stop", on_click=watcher.stop, args=(KIND,), disabled=not own_active, width="stretch")
-    return status_col
-
-
-def status_view(status_col, snap: watcher.Snapshot) -> None:
-    """The status line and progress bar, from one snapshot: the live fragment redraws them every tick."""
-    runs, watch = snap.shown[KIND], snap.watches[KIND]
-    if not runs:
-        status_col.markdown("Pick a preset or settings in the sidebar, then press **Run**.")
-        return
-    line = live.status_line(runs, charts.series_labels([s.config for s in runs]), snap.current, watch.stopping)
-    if not watch.own:
-        line = f"{'Already running on this server' if live.is_active(runs) else 'From another page'}: {line}"
-    status_col.markdown(f"**{line}**")
-    text, fraction = live.download_line(runs) or live.progress_bar(runs)
-    st.progress(fraction, text=text)
-
-
 def results_ui(runs: tuple[JobStatus, ...]) -> None:
     """Errors, charts and metrics of the page's runs so far (redrawn when an epoch lands)."""
     if not runs:
         return
-    labels = charts.series_labels([s.config for s in runs])
-    for s, label in zip(runs, labels, strict=True):
+    names = labels(runs)
+    for s, label in zip(runs, names, strict=True):
         if s.state == "failed":
             st.error(f"{label}: {s.error or 'the run failed.'}")
     results = [live.snapshot(s) for s in runs]
-    runs_view.compare_ui(results, labels, (0, 1) if len(results) == 2 else None)
+    comparison.compare_ui(results, names, (0, 1) if len(results) == 2 else None)
     if len(results) == 1 and results[0].epochs:
         st.caption("To compare, pick CPU vs GPU, or an execution against plain model.fit, under Device.")
 
 
 def downloads_ui(runs: tuple[JobStatus, ...]) -> None:
     """Each finished run's JSON file (importable elsewhere) and every epoch as one CSV."""
-    labels = charts.series_labels([s.config for s in runs])
-    finished = [(s.result, lb) for s, lb in zip(runs, labels, strict=True) if s.state not in live.ACTIVE
+    finished = [(s.result, lb) for s, lb in zip(runs, labels(runs), strict=True) if s.state not in live.ACTIVE
                 and s.result and s.items]  # fmt: skip
     if not finished:
         return
@@ -115,10 +92,10 @@ def code_ui(configs: list[TrainConfig] | None) -> None:
         if not configs:
             st.write("Fix the settings first; the code follows them.")
             return
-        labels = charts.series_labels(configs)
+        names = charts.series_labels(configs)
         st.markdown("**Command line** (from the repository root):")
         st.code(
-            "\n".join(snippet.cli_command(c, f"{slug(lb)}.json") for c, lb in zip(configs, labels, strict=True)),
+            "\n".join(snippet.cli_command(c, f"{slug(lb)}.json") for c, lb in zip(configs, names, strict=True)),
             language="bash",
             wrap_lines=True,
         )
@@ -136,8 +113,10 @@ def main() -> None:
     mode = train_settings.settings_ui(hw)
     snap = watcher.take([KIND])
     configs = plan_ui(mode, hw)
-    status_col = controls_ui(configs, snap.watches[KIND], snap.shown[KIND])
-    watcher.live_ui(snap, partial(status_view, status_col))
+    if st.session_state.get("start_error"):
+        st.error(st.session_state.pop("start_error"))  # shown once: the next click decides afresh
+    status_col = watcher.controls_ui(KIND, snap, "Run", ("run", "stop"), start_runs, bool(configs))
+    watcher.live_ui(snap, partial(watcher.status_view, KIND, labels, PROMPT, status_col))
     results_ui(snap.shown[KIND])
     downloads_ui(snap.shown[KIND])
     code_ui(configs)

@@ -86,6 +86,37 @@ def stop(kind: str) -> None:
     watch.stopping = True
 
 
+def controls_ui(kind: str, snap: Snapshot, label: str, keys: tuple[str, str], on_run, ready: bool):
+    """Run and Stop for this page's `kind` jobs; returns the column the live status line goes in.
+
+    Only the page's own active jobs hold its Run back: watching another page's, it may queue its own.
+    """
+    watch, jobs = snap.watches[kind], snap.shown[kind]
+    own_active = watch is not None and watch.own and live.is_active(jobs)
+    run_col, stop_col, status_col = st.columns([1, 1, 5], vertical_alignment="center")
+    run_col.button(label, key=keys[0], type="primary", on_click=on_run, disabled=own_active or not ready,
+                   width="stretch")  # fmt: skip
+    stop_col.button("Stop", key=keys[1], on_click=stop, args=(kind,), disabled=not own_active, width="stretch")
+    return status_col
+
+
+def status_view(kind: str, labels: Callable, prompt: str, status_col, snap: Snapshot) -> None:
+    """The status line (in status_col) and progress bar of the page's `kind` jobs, from one snapshot.
+
+    labels(jobs) names each job in the line; prompt is said while there are none. A draw for live_ui.
+    """
+    jobs, watch = snap.shown[kind], snap.watches[kind]
+    if not jobs:
+        status_col.markdown(prompt)
+        return
+    line = live.status_line(jobs, labels(jobs), snap.current, watch.stopping)
+    if not watch.own:
+        line = f"{'Already running on this server' if live.is_active(jobs) else 'From another page'}: {line}"
+    status_col.markdown(f"**{line}**")
+    text, fraction = live.download_line(jobs) or live.progress_bar(jobs)
+    st.progress(fraction, text=text)
+
+
 # -- reading --------------------------------------------------------------------------------
 def _watch(kind: str, queue: tuple[JobStatus, ...]) -> Watch | None:
     """The page's Watch of `kind`: its own group (finished or not), else another page's active group, watched."""
