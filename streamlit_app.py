@@ -33,7 +33,8 @@ def main() -> None:
         return
     pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(VIEWS)]
     page = st.navigation(pages, position="top")
-    st.title("TensorFlow training: CPU vs GPU, live")
+    # A subheader, not a title: on a 1280x720 projector the view's own content gets the height.
+    st.subheader("TensorFlow training: CPU vs GPU, live", anchor=False)
     st.caption(
         "The same model, data and seed in each run. Epoch 1 includes tracing and compilation; "
         "speed is the median of epochs 2 and later."
