@@ -49,15 +49,15 @@ def test_train_prints_epochs_and_summary_and_writes_json(tmp_path):
 def test_missing_gpu_is_a_sentence_not_a_traceback(tmp_path):
     from core.engine import devices
 
-    out = tmp_path / "run.json"
-    proc = run_cli("train", *TINY, "--device", "gpu", "--epochs", "1", "--json", str(out))
+    out, db = tmp_path / "run.json", tmp_path / "runs.sqlite3"
+    proc = run_cli("train", *TINY, "--device", "gpu", "--epochs", "1", "--json", str(out), "--db", str(db))
     if devices.gpu_count():  # a machine with a GPU trains there instead
         assert proc.returncode == 0 and json.loads(out.read_text())["device"]["variables_on"] == "GPU:0"
         return
     assert proc.returncode == 1
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: No GPU is visible") and "Traceback" not in proc.stderr
-    assert json.loads(out.read_text())["status"] == "failed"
+    assert not out.exists() and not db.exists()  # refused before a run row (or a history file) is written
 
 
 def test_devices_json():

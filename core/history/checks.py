@@ -19,7 +19,7 @@ from jsonschema.exceptions import ValidationError
 from core.config import ConfigError, SweepConfig, TrainConfig
 from core.history.limits import RunFileError, show, show_key
 from core.history.schemas import SCHEMAS, TRAIN_KIND
-from core.results import SCHEMA_VERSION, SWEEP_KIND, EpochMetrics, RunResult, SweepPoint, SweepResult
+from core.results import SCHEMA_VERSION, SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
 
 # JSON Schema counts 1.0 as an integer; a file's whole numbers are written as 1, so anything else is refused.
 _TYPES = Draft202012Validator.TYPE_CHECKER.redefine(
@@ -63,6 +63,7 @@ def sentence(error: ValidationError) -> str:
     return f"{where} must be {error.schema.get('description', 'as the file format says')}, not {show(error.instance)}."
 
 
+_EPOCH_AS_GIVEN = ("epoch", *V2_EPOCH_FIELDS)  # an epoch's fields that are not one measurement (the calls: a list)
 _FIRST = {"required": 0, "additionalProperties": 1}
 
 
@@ -125,7 +126,7 @@ def _run(data: dict[str, Any]) -> RunResult:
         device=data["device"],
         status=data["status"],
         error=data.get("error"),
-        epochs=[EpochMetrics(**{k: _measured(v) if k != "epoch" else v for k, v in e.items()}) for e in epochs],
+        epochs=[EpochMetrics(**{k: v if k in _EPOCH_AS_GIVEN else _measured(v) for k, v in e.items()}) for e in epochs],
         started_at=data.get("started_at"),
         finished_at=data.get("finished_at"),
         run_id=data.get("run_id"),

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
-from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepPoint, SweepResult
+from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def history_row(result: RunResult, origin: str = "local") -> HistoryRow:
 
 def epochs_csv(result: RunResult) -> str:
     """One CSV line per epoch: device, run_id, then every EpochMetrics field (RunResult.to_frame's columns)."""
-    names = [f.name for f in fields(EpochMetrics)]
+    names = [f.name for f in fields(EpochMetrics) if f.name not in V2_EPOCH_FIELDS]  # lists are not CSV cells
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["device", "run_id", *names])

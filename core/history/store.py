@@ -2,7 +2,7 @@
 
 Readable from any thread or process (core.history.database opens the file). A sweep, or any other
 kind of result, is kept as its file's JSON in a runs row of its kind; a stored sweep read back is checked
-as an imported file is, and one that fails is listed with the reason, never hidden. Over 300 lines: the Store
+as an imported file is, and one that fails is listed with the reason, never hidden. The file is over 300 lines: the Store
 is the one API the page, the runner and the CLI share; what it is built from (paths, database, tables,
 summary, importer, salvage) lives in those modules.
 """
