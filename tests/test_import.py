@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from core.cli import main
 from core.config import DATASETS
 from core.history.importer import IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError, parse_run_file
-from core.history.schemas import EPOCH
+from core.history.schemas import EPOCH_V2
 from core.history.store import Store
 from core.results import EpochMetrics
 from tests.conftest import ROOT
@@ -108,7 +108,7 @@ def test_the_size_limit_is_5_mb(filled, tmp_path):
 
 def test_every_epoch_field_has_a_rule():
     # A field added to EpochMetrics must get a range in the schema, or files carrying it would be refused.
-    assert set(EPOCH["properties"]) == {f.name for f in fields(EpochMetrics)}
+    assert set(EPOCH_V2["properties"]) == {f.name for f in fields(EpochMetrics)}
 
 
 # -- malformed and hostile files ---------------------------------------------------------
@@ -173,7 +173,7 @@ CONFIG_BAD = {
 
 # Every field of the file, each with values it must refuse: one test per field, so each gets its examples.
 TOP_BAD = {
-    "schema_version": st.one_of(st.integers().filter(lambda v: v != 1), st.just(1.0), not_a_number),
+    "schema_version": st.one_of(st.integers().filter(lambda v: v != 2), st.just(2.0), not_a_number),
     "status": st.one_of(st.text(max_size=12).filter(lambda v: v not in IMPORTABLE_STATUSES), not_text),
     "run_id": st.one_of(st.sampled_from(["", "a b", "../../etc", "x" * 65, "-lead"]), not_text),
     "started_at": st.one_of(st.sampled_from(["yesterday", "2026-13-01", "12:00 pm"]), not_text),
@@ -297,8 +297,8 @@ def test_hostile_files_are_refused(filled, data):
 
 def test_refusals_name_the_problem(filled):
     cases = {
-        "schema_version must be 1": _set(VALID_DICT, ("schema_version",), 1.0),
-        "newer than this app": _set(VALID_DICT, ("schema_version",), 2),
+        "schema_version must be 1 or 2": _set(VALID_DICT, ("schema_version",), 1.0),
+        "newer than this app": _set(VALID_DICT, ("schema_version",), 3),
         "epochs[1].test_accuracy must be a number from 0 to 1": _set(VALID_DICT, ("epochs", 1, "test_accuracy"), 1.5),
         "epochs[2].epoch must be 3": _set(VALID_DICT, ("epochs", 2, "epoch"), 4),
         "config: batch_size must be from 1 to 1000": _set(VALID_DICT, ("config", "batch_size"), 5000),
@@ -337,9 +337,8 @@ def test_cli_import_and_export_exit_codes(tmp_path, capsys):
     assert lines[1].split(",")[:3] == ["GPU", "gpu0run00001", "1"]
     assert main(["export", "nope", "--db", db]) == 1
     assert "no run 'nope'" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as info:
-        main(["export", "--db", db])  # RUN_ID missing
-    assert info.value.code == 2
+    assert main(["export", "--db", db]) == 2  # neither a RUN_ID nor --all
+    assert capsys.readouterr().err == "error: export takes a RUN_ID or --all, not both or neither.\n"
 
 
 def test_cli_import_of_a_bad_file_in_a_fresh_process_leaves_the_file_alone(tmp_path):

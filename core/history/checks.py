@@ -19,7 +19,7 @@ from jsonschema.exceptions import ValidationError
 from core.config import ConfigError, SweepConfig, TrainConfig
 from core.history.limits import RunFileError, show, show_key
 from core.history.schemas import SCHEMAS, TRAIN_KIND
-from core.results import SCHEMA_VERSION, SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
+from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
 
 # JSON Schema counts 1.0 as an integer; a file's whole numbers are written as 1, so anything else is refused.
 _TYPES = Draft202012Validator.TYPE_CHECKER.redefine(
@@ -85,7 +85,9 @@ def check_version(kind: str, data: dict[str, Any]) -> int:
     if type(version) is int and newest < version < 10**6:  # not true, not 1.0
         raise RunFileError(f"schema_version {version} is newer than this app reads ({newest}); update the app.")
     if type(version) is not int or version not in versions:
-        raise RunFileError(f"schema_version must be {', '.join(map(str, sorted(versions)))}, not {show(version)}.")
+        known = [str(v) for v in sorted(versions)]
+        allowed = known[0] if len(known) == 1 else f"{', '.join(known[:-1])} or {known[-1]}"
+        raise RunFileError(f"schema_version must be {allowed}, not {show(version)}.")
     return version
 
 
@@ -130,7 +132,7 @@ def _run(data: dict[str, Any]) -> RunResult:
         started_at=data.get("started_at"),
         finished_at=data.get("finished_at"),
         run_id=data.get("run_id"),
-        schema_version=SCHEMA_VERSION,
+        schema_version=data["schema_version"],
     )
 
 

@@ -250,7 +250,7 @@ EPOCH_V2 = closed(
         "calls": list_of(CALL, MAX_CALLS_PER_EPOCH, f"a list of at most {MAX_CALLS_PER_EPOCH} calls"),
         "learned": LEARNED,
     },
-    required=tuple(EPOCH["required"]),
+    required=(*EPOCH["required"], "calls", "learned"),  # version 2 writes both on every epoch (learned may be null)
 )
 RUN_V2 = closed(
     {
