@@ -2,17 +2,15 @@
 
 This entry wires the page: its config, the shared resources (ui.resources), the queue line and the
 four views, each a module under ui/ that st.navigation runs as a page, so only the view on screen
-does any work. No TensorFlow here or in ui/: training and sweeps run on core.runner's worker
-thread, the hardware check in a subprocess, so the first render never waits for TensorFlow.
+does any work. No TensorFlow here or in ui/: training and sweeps run in core.runner's worker
+process, the hardware check in a subprocess, so the first render never waits for TensorFlow.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core.history.store import StoreError
-from ui import watcher
-from ui.resources import get_runner, hardware
+from ui import resources, watcher
 
 # (page file, title, icon): the views in the order the navigation bar shows them, Train first.
 VIEWS = (
@@ -25,11 +23,8 @@ VIEWS = (
 
 def main() -> None:
     st.set_page_config(page_title="TensorFlow: CPU vs GPU", page_icon="⏱️", layout="wide")
-    hardware()  # starts the GPU check in a subprocess; the page does not wait for it
-    try:
-        get_runner()  # opens the run history: an unusable file is one sentence, not a traceback
-    except StoreError as err:
-        st.error(str(err))
+    if problem := resources.start():
+        st.error(problem)
         return
     pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(VIEWS)]
     page = st.navigation(pages, position="top")

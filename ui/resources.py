@@ -37,3 +37,13 @@ def _hardware_check() -> Callable[[], probe.Probe]:
 def hardware() -> probe.Probe:
     """The hardware check's answer so far (state CHECKING until the subprocess answers); started on first use."""
     return _hardware_check()()
+
+
+def start() -> str | None:
+    """Start what every page needs (the hardware check, the runner and its history); a sentence if it cannot."""
+    hardware()  # starts the GPU check in a subprocess; the page does not wait for it
+    try:
+        get_runner()  # opens the run history: an unusable file is one sentence, not a traceback
+    except history.StoreError as err:
+        return str(err)
+    return None
