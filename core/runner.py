@@ -69,6 +69,12 @@ class Runner:
         self._worker.kill()
         self._worker.close()
 
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
     # -- listeners (e.g. the store writing each epoch as it finishes) ------------
     def add_listener(self, listener: Listener) -> None:
         """listener(event, job, payload) for event in submitted, started, epoch (a sweep: point), finished."""

@@ -26,7 +26,11 @@ def wait_for(condition, timeout: float = 120) -> None:
 
 
 def test_a_group_queued_behind_another_says_what_it_waits_for_then_finishes():
-    runner = Runner(JOB_KINDS)
+    with Runner(JOB_KINDS) as runner:  # closed after: its idle worker holds about 1 GB
+        _group_queued_behind_another(runner)
+
+
+def _group_queued_behind_another(runner: Runner) -> None:
     first = live.submit_group(runner, [LONG])
     plain = TrainConfig(**{**SHORT.to_dict(), "execution": "keras-fit"})
     second = live.submit_group(runner, [plain, SHORT])

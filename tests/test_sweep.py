@@ -181,17 +181,18 @@ def test_stop_is_honoured_within_a_second():
 
 # -- through the runner and the command line ------------------------------------------------------
 def test_the_runner_runs_a_sweep_and_reports_points():
-    runner = Runner(JOB_KINDS)  # not get_runner(): that one records into the user's history
     events, described = [], []
+    # Not get_runner(): that one records into the user's history. Closed after: its worker holds ~1 GB.
+    with Runner(JOB_KINDS) as runner:
 
-    def listen(event, job, payload):
-        events.append(event)
-        if event == "point":
-            described.append(runner.status(job.run_id).describe())
+        def listen(event, job, payload):
+            events.append(event)
+            if event == "point":
+                described.append(runner.status(job.run_id).describe())
 
-    runner.add_listener(listen)
-    run_id = runner.submit(SweepConfig(**QUICK))
-    status = runner.wait(run_id, timeout=120)
+        runner.add_listener(listen)
+        run_id = runner.submit(SweepConfig(**QUICK))
+        status = runner.wait(run_id, timeout=120)
     assert status.state == "completed", status.error
     assert events == ["submitted", "started", "point", "point", "finished"]
     assert described == ["running (point 2 of 2)", "running (point 2 of 2)"]

@@ -85,6 +85,7 @@ def recorded(tmp_path_factory):
     while store.get_sweep(run_id) is None and time.monotonic() < deadline:
         time.sleep(0.05)
     yield store, status
+    runner.close()  # its idle worker holds about 1 GB
     store.close()
 
 

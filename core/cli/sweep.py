@@ -6,6 +6,7 @@ import argparse
 
 from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.config import DATASETS, DEFAULT_BATCH_SIZES, MODELS, ConfigError, SweepConfig
+from core.engine import memory
 from core.history.store import Store, StoreError, new_run_id
 
 
@@ -60,6 +61,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             dataset=args.dataset,
             seed=args.seed,
         )
+        memory.check(config)  # its largest batch must fit in free memory, said before anything is timed
     except ConfigError as err:
         return fail(str(err), EXIT_USAGE)
     from core.engine.sweep import run_sweep  # TensorFlow loads here, once the flags are known to be good

@@ -7,6 +7,7 @@ import sys
 
 from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.config import DATASETS, EXECUTIONS, MODELS, OPTIMIZERS, ConfigError, TrainConfig, canonical_execution
+from core.engine import memory
 from core.history.store import Store, StoreError, new_run_id
 
 
@@ -71,6 +72,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     """Train one model and print one line per epoch, then a summary."""
     try:
         config = config_from_args(args)
+        memory.check(config)  # a run that cannot fit in free memory is refused before TensorFlow or a row
     except ConfigError as err:
         return fail(str(err), EXIT_USAGE)
     from core.engine import devices

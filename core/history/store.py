@@ -339,7 +339,8 @@ def attach(runner: Any, store: Store | None = None) -> None:
             del writing[job.run_id]
             if isinstance(job.result, RunResult):
                 target.finish(job.result)
-            else:
-                target.mark(job.run_id, "failed", getattr(job, "error_text", None))
+            else:  # no result at all: stopped, killed or failed before its first epoch
+                state = job.state if job.state in ("cancelled", "interrupted") else "failed"
+                target.mark(job.run_id, state, getattr(job, "error_text", None))
 
     runner.add_listener(on_event)
