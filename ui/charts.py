@@ -18,18 +18,45 @@ EXECUTION_LABELS = {
     "multi-step-loop": "multi-step loop",
 }
 FONT = {"label": 16, "title": 18, "chart_title": 22, "subtitle": 16}
-HEIGHT = 300  # the plot area; title, axes and legends add to it
+# The plot area; title, axes and legends add about 150 px. Small enough that on a 1280x720 projector
+# the page's header, the Run row, the status line and both charts fit on one screen.
+HEIGHT = 190
 INK = "#1A1A1A"  # dark labels: a projector washes out grey
 WARMUP_NOTE = "epoch 1 includes compilation"
 
 
+# A compared setting in a label: (TrainConfig field, how its value reads), execution first.
+SETTING_WORDS = {
+    "execution": lambda v: EXECUTION_LABELS.get(canonical_execution(v), str(v)) if v else "?",
+    "batch_size": lambda v: f"batch {v}",
+    "learning_rate": lambda v: f"lr {v:g}" if isinstance(v, int | float) else f"lr {v}",
+    "optimizer": str,
+    "model": str,
+    "dataset": str,
+    "epochs": lambda v: f"{v} epochs",
+    "hidden_units": lambda v: f"{v} units",
+    "train_subset": lambda v: f"{v or 'all'} samples",
+    "seed": lambda v: f"seed {v}",
+}
+
+
+def distinct_labels(bases: Sequence[str], configs: Sequence[dict]) -> list[str]:
+    """Each base ('CPU', 'GPU:0 on gpu-server') with the settings its run differs in from a run of the same base.
+
+    'CPU (plain fit)' and 'CPU (multi-step loop)': a legend entry, a picker entry and a speedup sentence
+    then say what differs. Labels may still repeat (identical runs); run_labels adds time and id then.
+    """
+    out = []
+    for base, config in zip(bases, configs, strict=True):
+        alike = [c for b, c in zip(bases, configs, strict=True) if b == base]
+        words = [SETTING_WORDS[k](config.get(k)) for k in SETTING_WORDS if len({str(c.get(k)) for c in alike}) > 1]
+        out.append(f"{base} ({', '.join(words)})" if words else base)
+    return out
+
+
 def series_labels(configs: Sequence[TrainConfig]) -> list[str]:
-    """'CPU', 'GPU:0'; runs on the same device are told apart by execution: 'CPU (plain fit)'."""
-    devices = [c.device.upper() for c in configs]
-    return [
-        f"{d} ({EXECUTION_LABELS[canonical_execution(c.execution)]})" if devices.count(d) > 1 else d
-        for d, c in zip(devices, configs, strict=True)
-    ]
+    """'CPU', 'GPU:0'; runs on the same device are told apart by what differs: 'CPU (plain fit)'."""
+    return distinct_labels([c.device.upper() for c in configs], [c.to_dict() for c in configs])
 
 
 def epochs_frame(frames: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.DataFrame:
@@ -43,7 +70,9 @@ def epochs_frame(frames: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.Da
 def _colour(frame: pd.DataFrame, title: str = "Run") -> alt.Color:
     order = list(dict.fromkeys(frame["series"]))
     scale = alt.Scale(domain=order, range=[PALETTE[i % len(PALETTE)] for i in range(len(order))])
-    return alt.Color("series:N", title=title, scale=scale, sort=order, legend=alt.Legend(orient="bottom"))
+    # One entry a line under the plot, untitled (the labels say what they are): no label is cut short.
+    legend = alt.Legend(orient="bottom", columns=1, title=None, labelLimit=0)
+    return alt.Color("series:N", title=title, scale=scale, sort=order, legend=legend)
 
 
 _TEXT = {"labelFontSize": FONT["label"], "labelColor": INK, "titleColor": INK}  # axes and legends alike
@@ -66,8 +95,20 @@ def _style(chart, title: str, subtitle: str):
             ),
         )
         .configure_axis(**_TEXT, titleFontSize=FONT["title"], titleFontWeight="normal", grid=True)
-        .configure_legend(**_TEXT, titleFontSize=FONT["label"], symbolSize=220, labelLimit=320)
+        .configure_legend(**_TEXT, titleFontSize=FONT["label"], symbolSize=220, rowPadding=2)
     )
+
+
+def _accuracy_y(values: pd.Series) -> alt.Y:
+    """Accuracy in percent with as many decimals as the range needs, and ticks at least one such step apart.
+
+    With whole percents over a range of 1.5 points Vega would place ticks at 80.5%, 81%, ... and print
+    "81% 81% 80% 80%": tickMinStep makes every tick a distinct label.
+    """
+    span = float(values.max() - values.min()) if len(values) else 1.0
+    decimals = 0 if span >= 0.04 else 1 if span >= 0.004 else 2
+    axis = alt.Axis(format=f".{decimals}%", tickMinStep=10.0 ** -(2 + decimals), tickCount=5)
+    return alt.Y("accuracy:Q", title="Accuracy", scale=alt.Scale(zero=False), axis=axis)
 
 
 def _epoch_domain(frame: pd.DataFrame, epochs_total: int | None) -> list[int]:
@@ -94,7 +135,7 @@ def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> alt.
         .mark_line(point=alt.OverlayMarkDef(size=90, filled=True), strokeWidth=3.5)
         .encode(
             x=alt.X("epoch:Q", title="Epoch", scale=x_scale, axis=alt.Axis(tickMinStep=1, format="d")),
-            y=alt.Y("accuracy:Q", title="Accuracy", scale=alt.Scale(zero=False), axis=alt.Axis(format=".0%")),
+            y=_accuracy_y(long["accuracy"]),
             color=_colour(frame),
             strokeDash=alt.StrokeDash(
                 "data:N",
@@ -113,6 +154,43 @@ def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> alt.
         )
     )
     return _style(chart, "Accuracy per epoch", "solid = test set, dashed = training set")
+
+
+def race_frame(points: Sequence[Sequence[dict]], labels: Sequence[str]) -> pd.DataFrame:
+    """Several runs' core.compare.race_points as one table with a 'series' column."""
+    rows = [{**p, "series": label} for run, label in zip(points, labels, strict=True) for p in run]
+    return pd.DataFrame(rows, columns=["series", "epoch", "seconds", "samples", "accuracy", "loss", "kind"])
+
+
+def race_chart(points: pd.DataFrame, target: float | None = None) -> alt.LayerChart:
+    """The race against the clock: accuracy against training seconds; dashed = training (each call), solid = test.
+
+    Training accuracy comes about every 0.2 s (a call of the step loop), so the faster run's line visibly
+    runs ahead; test accuracy at each epoch's end. target: a horizontal rule at that accuracy.
+    """
+    data = points.assign(data=points["kind"].map({"test": "Test", "train": "Train"}))
+    x = alt.X("seconds:Q", title="Training seconds", scale=alt.Scale(domainMin=0))
+    base = alt.Chart(data).encode(
+        x=x,
+        y=_accuracy_y(data["accuracy"]),
+        color=_colour(data),
+        tooltip=[
+            alt.Tooltip("series:N", title="Run"),
+            alt.Tooltip("data:N", title="Data"),
+            alt.Tooltip("epoch:Q", title="Epoch"),
+            alt.Tooltip("seconds:Q", title="Seconds", format=".2f"),
+            alt.Tooltip("accuracy:Q", title="Accuracy", format=".2%"),
+        ],
+    )
+    train = base.transform_filter("datum.kind == 'train'").mark_line(strokeWidth=2.5, strokeDash=[7, 5])
+    test = base.transform_filter("datum.kind == 'test'").mark_line(
+        point=alt.OverlayMarkDef(size=90, filled=True), strokeWidth=3.5
+    )
+    layers = [train, test]
+    if target is not None:
+        rule = alt.Chart(pd.DataFrame({"accuracy": [target]})).mark_rule(color=INK, strokeDash=[2, 3], strokeWidth=2)
+        layers.append(rule.encode(y="accuracy:Q"))
+    return _style(alt.layer(*layers), "Accuracy against the clock", "solid = test set, dashed = training set")
 
 
 def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> alt.LayerChart:

@@ -1,65 +1,143 @@
-"""Runs side by side, as Train and History show them: the two charts, per-run metrics, the speedup sentence."""
+"""Runs side by side, as Train and History show them: the charts, the speedup headline, a table of numbers, what they learned.
+
+Sized for a 1280x720 projector: the two charts come first, one row high; the controls, the headline
+and the per-run table follow; nothing is cut (the table wraps its headings instead).
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from core.results import RunResult, speedup_sentence
-from ui import charts, views
+from core import compare
+from core.results import RunResult
+from ui import charts, learned, views
+
+X_AXES = {"clock": "Training seconds (the race)", "epoch": "Epoch"}
+MEASURED = (
+    "Measured: seconds per optimizer step in each call of the step loop after epoch 1 (about 0.2 s each); "
+    "the range is a 90% bootstrap interval of the ratio of the medians."
+)
+MEASURED_HELP = (
+    "Epoch 1 is left out: it includes tracing and compiling. For model.fit, each epoch's set-up (building "
+    "its data pipeline) happens outside those calls, so it is not in the ratio; the seconds-per-epoch chart "
+    "includes it. A run stored before per-call points were recorded is compared by its median epoch (2 and later)."
+)
 
 
-def charts_ui(frame: pd.DataFrame, epochs_total: int) -> None:
-    """Accuracy and seconds per epoch, side by side, for the runs in `frame` (charts.epochs_frame)."""
+def pair_of(results: list[RunResult]) -> tuple[int, int] | None:
+    """(baseline, other) indexes of two runs, the slower baseline first, so the headline reads 'N× faster'."""
+    if len(results) != 2 or not all(r.epochs for r in results):
+        return None
+    found = compare.speedup(results[0], results[1])
+    if found is None:
+        return views.slower_first(results)
+    return (0, 1) if found.ratio >= 1 else (1, 0)
+
+
+def controls_ui(results: list[RunResult]) -> tuple[str, float | None]:
+    """The accuracy chart's x axis and the accuracy target for 'time to X%': (axis key, target or None)."""
+    left, right = st.columns([3, 2], vertical_alignment="bottom")
+    axis = left.segmented_control(
+        "Accuracy against", list(X_AXES), format_func=X_AXES.get, default="clock", key="accuracy_x"
+    )
+    default = compare.default_target(results)
+    if default is None:
+        return axis or "clock", None
+    # A new default (more epochs, other runs) is a new widget, so the number follows the runs unless changed.
+    percent = right.number_input(
+        "Time to test accuracy (%)",
+        min_value=1,
+        max_value=100,
+        value=round(default * 100),
+        step=1,
+        help="Training seconds until a run's test accuracy first reaches this, epoch 1's compiling included; "
+        "the default is the highest whole percent every run reached.",
+    )
+    return axis or "clock", percent / 100
+
+
+def charts_ui(results: list[RunResult], labels: list[str], axis: str, target: float | None) -> None:
+    """Accuracy (against the clock or per epoch) and seconds per epoch, side by side."""
+    frame = charts.epochs_frame([r.to_frame() for r in results], labels)
     if len(frame) == 0:
         st.info("The charts appear when epoch 1 finishes (it includes tracing and compilation).")
         return
+    total = max((r.config.get("epochs") or len(r.epochs) for r in results), default=1)
     left, right = st.columns(2)
-    left.altair_chart(charts.accuracy_chart(frame, epochs_total), width="stretch")
-    right.altair_chart(charts.epoch_time_chart(frame, epochs_total), width="stretch")
+    if axis == "clock":
+        race = charts.race_frame([compare.race_points(r) for r in results], labels)
+        left.altair_chart(charts.race_chart(race, target), width="stretch")
+    else:
+        left.altair_chart(charts.accuracy_chart(frame, total), width="stretch")
+    right.altair_chart(charts.epoch_time_chart(frame, total), width="stretch")
 
 
-def summary_ui(results: list[RunResult], labels: list[str], pair: tuple[int, int] | None) -> None:
-    """Per run: final accuracy, median steady epoch, warm-up cost, samples/s, GFLOP/s and share of peak.
+def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, int] | None) -> None:
+    """The speedup with its spread and count, and what it measures."""
+    if pair is None:
+        return
+    base, other = pair
+    sentence = compare.speedup_sentence(results[base], results[other], labels[base], labels[other])
+    st.markdown(f"### {views.plain(sentence)}")
+    st.caption(MEASURED, help=MEASURED_HELP)
 
-    pair: (baseline, other) indexes for the speedup sentence, or None for no sentence.
-    """
+
+def numbers_frame(results: list[RunResult], labels: list[str], target: float | None) -> pd.DataFrame:
+    """One row per run: accuracy, time to the target, median epoch, warm-up, samples/s, GFLOP/s, share of peak."""
+    rows = []
     for result, label in zip(results, labels, strict=True):
-        if result.epochs:
-            metrics_ui(result, label)
-    if pair and all(results[i].epochs for i in pair):
-        (base, other) = pair
-        st.markdown(f"### {views.plain(speedup_sentence(results[base], results[other], labels[base], labels[other]))}")
+        if not result.epochs:
+            continue
+        median, warm, rate = result.median_epoch_seconds(), result.warmup_seconds(), result.median_samples_per_second()
+        gflops, share = views.achieved(result)
+        reached = compare.time_to_accuracy(result, target) if target is not None else None
+        row = {
+            "Run": f"{label} · variables on {result.device.get('variables_on') or '?'}",
+            "Final test accuracy": f"{result.final_test_accuracy():.1%}",
+        }
+        if target is not None:
+            row[f"Time to {target:.0%}"] = f"{reached:.2f} s" if reached is not None else "not reached"
+        row |= {
+            "Median epoch (2+)": f"{median:.3f} s" if median else "—",
+            "Warm-up cost": f"{warm:+.2f} s" if warm is not None else "—",
+            "Samples / s": f"{rate:,.0f}" if rate else "—",
+            "GFLOP/s": f"{gflops:,.1f}" if gflops else "—",
+            "Share of peak": (f"{share:.1%}" if share >= 0.001 else f"{share:.2%}") if share else "—",
+        }
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
-def metrics_ui(result: RunResult, label: str) -> None:
-    """One run's heading and its six numbers."""
-    st.markdown(f"#### {views.plain(label)} · variables on {views.plain(result.device.get('variables_on') or '?')}")
-    cols = st.columns(6)
-    median, warm, rate = result.median_epoch_seconds(), result.warmup_seconds(), result.median_samples_per_second()
-    gflops, share = views.achieved(result)
-    peak = result.device.get("peak_gflops")
-    cols[0].metric("Final test accuracy", f"{result.final_test_accuracy():.1%}")
-    cols[1].metric("Median epoch (2+)", f"{median:.3f} s" if median else "—", help="Steady state: epochs 2..N.")
-    cols[2].metric("Warm-up cost", f"{warm:+.2f} s" if warm is not None else "—", help="Epoch 1 minus the median.")
-    cols[3].metric("Samples / s", f"{rate:,.0f}" if rate else "—", help="Median of epochs 2..N, training only.")
-    cols[4].metric(
-        "GFLOP/s",
-        f"{gflops:,.1f}" if gflops else "—",
-        help="Achieved: the model's training FLOPs per sample (forward and backward, counted from its layers) "
-        "times samples/s; median of epochs 2..N.",
-    )
-    cols[5].metric(
-        "Share of peak",
-        (f"{share:.1%}" if share >= 0.001 else f"{share:.2%}") if share else "—",
-        help=f"Achieved GFLOP/s ÷ this device's peak, {peak:,.0f} GFLOP/s from a large matrix multiply."
-        if peak
-        else "The device's peak was not measured.",
-    )
+NUMBERS_NOTE = (
+    "Median epoch: epochs 2 and later, training only. Warm-up cost: epoch 1 minus that median. "
+    "GFLOP/s: the model's training FLOPs per sample times samples/s. Share of peak: that ÷ the device's "
+    "measured matrix-multiply peak."
+)
 
 
-def compare_ui(results: list[RunResult], labels: list[str], pair: tuple[int, int] | None) -> None:
-    """The runs' charts, then their summary: what Train shows live and History shows for picked runs."""
-    frame = charts.epochs_frame([r.to_frame() for r in results], labels)
-    charts_ui(frame, max((r.config.get("epochs") or len(r.epochs) for r in results), default=1))
-    summary_ui(results, labels, pair)
+def numbers_ui(results: list[RunResult], labels: list[str], target: float | None) -> None:
+    """The per-run numbers as one table: a Markdown table wraps its headings, so no number is cut on a projector."""
+    table = numbers_frame(results, labels, target)
+    if len(table) == 0:
+        return
+    head = "| " + " | ".join(table.columns) + " |\n|" + "---|" * len(table.columns) + "\n"
+    body = "\n".join("| " + " | ".join(views.plain(str(v)) for v in row) + " |" for row in table.itertuples(False))
+    st.markdown(head + body)
+    st.caption(NUMBERS_NOTE)
+
+
+def compare_ui(results: list[RunResult], labels: list[str]) -> tuple[int, int] | None:
+    """Charts, headline, numbers and what the models learned: what Train shows live and History for picked runs.
+
+    Returns the (baseline, other) pair the headline compares, or None.
+    """
+    above = st.container()  # the charts come first on screen; the controls under them set what they show
+    axis, target = controls_ui(results) if any(r.epochs for r in results) else ("clock", None)
+    with above:
+        charts_ui(results, labels, axis, target)
+    pair = pair_of(results)
+    headline_ui(results, labels, pair)
+    numbers_ui(results, labels, target)
+    learned.learned_ui(results, labels)
+    return pair

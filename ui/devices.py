@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import probe
-from ui import charts, watcher
+from ui import charts, layout, watcher
 from ui.resources import hardware
 
 
@@ -20,15 +20,36 @@ def devices_ui(hw: probe.Probe, snap: watcher.Snapshot) -> None:
     if hw.state == probe.FAILED:
         st.warning(f"{hw.message} Treating this machine as CPU only.")
         return
-    rows = probe.host_rows(hw)
+    rows = [(k, v) for k, v in probe.host_rows(hw) if k != "Built with"]
+    rows.insert(2, build_row(hw))
     runs = snap.shown["train"]
     for s, label in zip(runs, charts.series_labels([s.config for s in runs]), strict=True):
         if s.result and s.result.device.get("variables_on"):
             rows.append((f"Last run, {label}", f"variables lived on {s.result.device['variables_on']}"))
     st.markdown("| | This machine |\n|---|---|\n" + "\n".join(f"| **{k}** | {v} |" for k, v in rows))
+    if not hw.gpus:
+        st.caption(NO_GPU_HERE)
+
+
+NO_GPU_HERE = (
+    "No GPU here? Train on a GPU server with `python -m core train --device gpu --json run.json` and import "
+    "that file in the History view: its host and device stay with it, next to this machine's runs."
+)
+
+
+def build_row(hw: probe.Probe) -> tuple[str, str]:
+    """What the TensorFlow build supports, worded so that 'built for CUDA' never reads as 'has a GPU'."""
+    cuda, cudnn = hw.host.get("cuda_build"), hw.host.get("cudnn_build")
+    if not cuda:
+        return "GPU support", "none: this TensorFlow is a CPU-only build"
+    built = f"CUDA {cuda}" + (f", cuDNN {cudnn}" if cudnn else "")
+    if hw.gpus:
+        return "GPU support", f"this TensorFlow was built for {built}"
+    return "GPU support", f"this TensorFlow could use an NVIDIA GPU (built for {built}), but none is found below"
 
 
 def main() -> None:
+    layout.style()
     snap = watcher.take(["train"])
     devices_ui(hardware(), snap)
     watcher.live_ui(snap)  # the queue line; a finished run reruns the page, adding its row

@@ -78,15 +78,18 @@ def status_line(
         words = progress.state_words(s.state, s.unit, s.done, s.total)
         parts.append(f"{label}: {words} (stopping…)" if stopping and s.state == "running" else f"{label}: {words}")
     if current is not None and current.run_id not in mine:
-        parts.append(f"another session is {doing(current)}; a new one waits for it")
+        parts.append(f"another session is {doing(current)}; a Run now would wait for it")
     return "  ·  ".join(parts)
 
 
 def progress_bar(jobs: Sequence[JobStatus]) -> tuple[str, float]:
-    """('3 of 20 epochs', 0.15): the group's finished items, counted as the status line counts them."""
+    """('', 0.15): the share of the group's items finished, with no words of its own.
+
+    The status line beside it already says "epoch 4 of 10" per run: a second count here ("3 of 10
+    epochs") read as a contradiction on a projector, so the bar only shows how far the group is.
+    """
     done, total = sum(s.done for s in jobs), sum(s.total or 0 for s in jobs)
-    unit = jobs[0].unit if jobs else "epoch"
-    return progress.finished(unit, done, total), min(done / total, 1.0) if total else 0.0
+    return "", min(done / total, 1.0) if total else 0.0
 
 
 def download_line(runs: Sequence[JobStatus]) -> tuple[str, float] | None:

@@ -16,7 +16,7 @@ from core.history.rows import result_csv
 from core.history.store import Store, StoreError
 from core.results import SweepPoint, SweepResult, crossover_sentence, points_frame
 from core.runner import JobStatus
-from ui import charts, kept, live, views, watcher
+from ui import charts, kept, layout, live, views, watcher
 from ui.resources import get_store, hardware
 
 KIND = "sweep"
@@ -205,6 +205,7 @@ def stored_ui(store: Store, sweep: tuple[JobStatus, ...]) -> None:
 
 
 def main() -> None:
+    layout.style()
     hw = hardware()
     st.markdown(
         "Throughput (training samples per second, after a warm-up) for each device and batch size, on synthetic "

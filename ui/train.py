@@ -15,7 +15,7 @@ from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
 from core.runner import JobStatus
-from ui import charts, comparison, live, train_settings, watcher
+from ui import charts, comparison, layout, live, train_settings, watcher
 from ui.resources import hardware
 
 KIND = "train"
@@ -58,8 +58,8 @@ def plan_ui(mode: probe.Mode, hw: probe.Probe) -> list[TrainConfig] | None:
     return configs
 
 
-def results_ui(runs: tuple[JobStatus, ...]) -> None:
-    """Errors, charts and metrics of the page's runs so far (redrawn when an epoch lands)."""
+def results_ui(runs: tuple[JobStatus, ...], hw: probe.Probe) -> None:
+    """Errors, charts, headline, numbers and what was learned, of the page's runs so far (redrawn per epoch)."""
     if not runs:
         return
     names = labels(runs)
@@ -67,9 +67,21 @@ def results_ui(runs: tuple[JobStatus, ...]) -> None:
         if s.state == "failed":
             st.error(f"{label}: {s.error or 'the run failed.'}")
     results = [live.snapshot(s) for s in runs]
-    comparison.compare_ui(results, names, (0, 1) if len(results) == 2 else None)
+    comparison.compare_ui(results, names)
     if len(results) == 1 and results[0].epochs:
-        st.caption("To compare, pick CPU vs GPU, or an execution against plain model.fit, under Device.")
+        st.caption(compare_hint(hw))
+
+
+def compare_hint(hw: probe.Probe) -> str:
+    """Where to go for a comparison: the device modes this machine can run, and, without a GPU, History's import."""
+    ready = [m.label for m in probe.modes(hw) if len(m.runs) > 1 and not probe.unavailable(m, hw)]
+    pick = f"To compare, pick {' or '.join(f'“{r}”' for r in ready)} under Device" if ready else "To compare"
+    if hw.gpus:
+        return f"{pick}."
+    return (
+        f"{pick}. No GPU here: train on a GPU server with `python -m core train --device gpu --json run.json` "
+        "and import that file in the History view, to overlay it on a run of this machine."
+    )
 
 
 def downloads_ui(runs: tuple[JobStatus, ...]) -> None:
@@ -78,30 +90,34 @@ def downloads_ui(runs: tuple[JobStatus, ...]) -> None:
                 and s.result and s.items]  # fmt: skip
     if not finished:
         return
-    cols = st.columns(len(finished) + 2)
+    cols = st.columns(len(finished) + 1)
     for col, (result, label) in zip(cols, finished, strict=False):
         name = f"{slug(label)}-{result.run_id}.json"
-        col.download_button(f"{label} run · JSON", result.to_json(), name, "application/json", on_click="ignore")
+        col.download_button(f"{label} · JSON", result.to_json(), name, "application/json", on_click="ignore",
+                            width="stretch")  # fmt: skip
     table = charts.epochs_frame([r.to_frame() for r, _ in finished], [lb for _, lb in finished])
     csv = table.to_csv(index=False)
-    cols[len(finished)].download_button("All epochs · CSV", csv, "epochs.csv", "text/csv", on_click="ignore")
+    cols[len(finished)].download_button("All epochs · CSV", csv, "epochs.csv", "text/csv", on_click="ignore",
+                                        width="stretch")  # fmt: skip
 
 
-def code_ui(configs: list[TrainConfig] | None) -> None:
+def code_ui(configs: list[TrainConfig] | None, runs: tuple[JobStatus, ...]) -> None:
+    """The command and one plain-Keras script per run, with a finished run's own steps_per_execution."""
     with st.expander("Show code: reproduce these settings"):
         if not configs:
             st.write("Fix the settings first; the code follows them.")
             return
         names = charts.series_labels(configs)
-        st.markdown("**Command line** (from the repository root):")
+        recorded = {s.config: s.result.device.get("steps_per_execution") for s in runs if s.result}
+        st.markdown(f"**Command line**, from the repository root (`{snippet.python_command()}` is the venv's python):")
         st.code(
             "\n".join(snippet.cli_command(c, f"{slug(lb)}.json") for c, lb in zip(configs, names, strict=True)),
             language="bash",
             wrap_lines=True,
         )
-        st.markdown("**Plain TensorFlow / Keras**, the same data, model, optimizer and device:")
-        for code in dict.fromkeys(snippet.keras_code(c) for c in configs):
-            st.code(code, language="python")
+        st.markdown("**Plain TensorFlow / Keras**, one script per run: the same data, model, batches and device:")
+        for tab, config in zip(st.tabs(names), configs, strict=True):
+            tab.code(snippet.keras_code(config, recorded.get(config)), language="python", wrap_lines=True)
 
 
 def slug(text: str) -> str:
@@ -109,6 +125,7 @@ def slug(text: str) -> str:
 
 
 def main() -> None:
+    layout.style()
     hw = hardware()
     mode = train_settings.settings_ui(hw)
     snap = watcher.take([KIND])
@@ -117,9 +134,9 @@ def main() -> None:
         st.error(st.session_state.pop("start_error"))  # shown once: the next click decides afresh
     status_col = watcher.controls_ui(KIND, snap, "Run", ("run", "stop"), start_runs, bool(configs))
     watcher.live_ui(snap, partial(watcher.status_view, KIND, labels, PROMPT, status_col))
-    results_ui(snap.shown[KIND])
+    results_ui(snap.shown[KIND], hw)
     downloads_ui(snap.shown[KIND])
-    code_ui(configs)
+    code_ui(configs, snap.shown[KIND])
 
 
 if __name__ == "__main__":  # st.navigation runs this file as the Train page

@@ -17,8 +17,10 @@ import pandas as pd
 
 from core import probe, progress
 from core.config import ConfigError, SweepConfig, TrainConfig
+from core.history.importer import MAX_FILE_BYTES
 from core.history.rows import HistoryRow, SweepRow
 from core.results import RunResult, SweepPoint
+from ui import charts
 
 # -- times and names -------------------------------------------------------------------------
 # Characters that start emphasis, code, links, images, HTML, tables or LaTeX anywhere in a line.
@@ -47,19 +49,41 @@ def where(row: HistoryRow) -> str:
     return f"{device} on {row.host or 'an unknown host'}"
 
 
-def run_labels(rows: Sequence[HistoryRow]) -> list[str]:
-    """Chart labels for overlaid runs: 'GPU:0 on gpu-server', told apart by start time, then id, if alike."""
-    labels = [where(r) for r in rows]
+def run_labels(rows: Sequence[HistoryRow], configs: Sequence[dict] | None = None) -> list[str]:
+    """Chart labels for overlaid runs: 'GPU:0 on gpu-server', then what differs ('CPU:0 on vm (plain fit)').
+
+    configs: the runs' RunResult.config, whose differences (execution, batch size, ...) name runs of the
+    same device apart; runs still alike are told apart by start time, then by id.
+    """
+    labels = charts.distinct_labels([where(r) for r in rows], configs or [_row_config(r) for r in rows])
     labels = [
         f"{lb} · {short_time(r.when)}" if labels.count(lb) > 1 else lb for lb, r in zip(labels, rows, strict=True)
     ]
     return [f"{lb} · {r.run_id[:6]}" if labels.count(lb) > 1 else lb for lb, r in zip(labels, rows, strict=True)]
 
 
+def _row_config(row: HistoryRow) -> dict:
+    return {"execution": execution(row), "batch_size": row.batch_size, "model": row.model, "dataset": row.dataset}
+
+
+def execution(row: HistoryRow) -> str | None:
+    """The run's execution mode (keras-fit, multi-step-loop, ...); None where the history row does not say."""
+    return getattr(row, "execution", None)
+
+
+def execution_words(row: HistoryRow) -> str:
+    """'plain fit', 'multi-step loop', or '?'."""
+    return charts.SETTING_WORDS["execution"](execution(row))
+
+
 def pick_label(row: HistoryRow) -> str:
-    """One line naming a run in a picker: when, where, what, and how it ended."""
+    """One line naming a run in a picker: when, where, how, what, how it ended, and its id (so no two read alike)."""
     accuracy = f"{row.final_test_accuracy:.1%}" if row.final_test_accuracy is not None else "no epochs"
-    return f"{short_time(row.when)} · {where(row)} · {row.model} on {row.dataset}, batch {row.batch_size} · {accuracy}"
+    how = f" · {execution_words(row)}" if execution(row) else ""
+    return (
+        f"{short_time(row.when)} · {where(row)}{how} · {row.model} on {row.dataset}, batch {row.batch_size}"
+        f" · {accuracy} · {row.run_id}"
+    )
 
 
 # -- the History table ---------------------------------------------------------------------
@@ -68,24 +92,29 @@ def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "When": [short_time(r.when) for r in rows],
-            "Dataset": [r.dataset for r in rows],
+            # Where it ran first: the host and origin prove a run came from another machine.
+            "Variables on": [r.variables_on or (r.device or "?").upper() for r in rows],
+            "Host": [r.host or "?" for r in rows],
+            "Origin": [r.origin for r in rows],
+            "Execution": [execution_words(r) for r in rows],
             "Model": [r.model for r in rows],
-            "Device": [(r.device or "?").upper() for r in rows],
-            "Variables on": [r.variables_on or "?" for r in rows],
-            "Epochs": [f"{r.epochs_done} of {r.epochs_total}" for r in rows],
+            "Dataset": [r.dataset for r in rows],
             "Batch": [r.batch_size for r in rows],
+            "Epochs": [f"{r.epochs_done} of {r.epochs_total}" for r in rows],
             "Test accuracy": [r.final_test_accuracy for r in rows],
             "Median epoch (s)": [r.median_epoch_seconds for r in rows],
             "Status": [r.status for r in rows],
-            "Host": [r.host or "?" for r in rows],
-            "Origin": [r.origin for r in rows],
             "Run id": [r.run_id for r in rows],
         },
-        columns=[
-            "When", "Dataset", "Model", "Device", "Variables on", "Epochs", "Batch", "Test accuracy",
-            "Median epoch (s)", "Status", "Host", "Origin", "Run id",
-        ],
-    )  # fmt: skip
+        columns=list(HISTORY_COLUMNS),
+    )
+
+
+# The History table's columns, in order: where a run ran (host, origin) comes before the details.
+HISTORY_COLUMNS = (
+    "When", "Variables on", "Host", "Origin", "Execution", "Model", "Dataset", "Batch", "Epochs",
+    "Test accuracy", "Median epoch (s)", "Status", "Run id",
+)  # fmt: skip
 
 
 def config_differences(a: RunResult, b: RunResult) -> list[str]:
@@ -112,6 +141,31 @@ def zip_files(files: dict[str, str]) -> bytes:
         for name, text in files.items():
             archive.writestr(name, text)
     return out.getvalue()
+
+
+MAX_ZIP_FILES = 200  # runs in one uploaded .zip; this view's own downloads hold the picked runs
+
+
+def unzip_runs(data: bytes) -> list[tuple[str, bytes]]:
+    """The .json files in a .zip (as zip_files writes them), each at most the importer's limit; ValueError says why not."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise ValueError(
+            "this is not a readable .zip file; upload the .json files it held, or the .zip as downloaded"
+        ) from None
+    with archive:
+        members = [m for m in archive.infolist() if not m.is_dir() and m.filename.lower().endswith(".json")]
+        if not members:
+            raise ValueError("the .zip holds no .json file; it must hold run or sweep files (.json)")
+        if len(members) > MAX_ZIP_FILES:
+            raise ValueError(f"the .zip holds {len(members)} .json files; at most {MAX_ZIP_FILES} are allowed")
+        out = []
+        for m in members:
+            # Capped one byte past the importer's limit: a zip bomb never fills memory, the importer refuses it.
+            with archive.open(m) as fh:
+                out.append((m.filename, fh.read(MAX_FILE_BYTES + 1)))
+        return out
 
 
 def join_csv(texts: Sequence[str]) -> str:

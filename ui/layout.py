@@ -1,0 +1,25 @@
+"""The page's few style rules for a 1280x720 projector, drawn by every view (a view's elements go when it changes).
+
+- Less empty space above the content, so the Run row, the status line and both charts fit on one screen.
+- Streamlit's header "Stop" hidden: it stops only the script, so the page froze at "2 of 30 epochs" while
+  training went on. The Stop next to Run stops the run itself. The "running" indicator stays.
+- Buttons (downloads) and code wrap their text instead of cutting it.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+CSS = """
+<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3.2rem; padding-bottom: 2rem; }
+[data-testid="stStatusWidget"] button { display: none; }
+[data-testid="stBaseButton-secondary"] p, [data-testid="stDownloadButton"] p { white-space: normal; }
+[data-testid="stCode"] code { white-space: pre-wrap; overflow-wrap: anywhere; }
+</style>
+"""
+
+
+def style() -> None:
+    """The style rules, as an element that takes no space."""
+    st.html(CSS)
