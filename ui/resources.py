@@ -10,6 +10,7 @@ from core import probe
 from core.engine.kinds import JOB_KINDS
 from core.history import store as history
 from core.runner import Runner
+from ui import salvage
 
 
 @st.cache_resource(show_spinner=False)
@@ -45,5 +46,19 @@ def start() -> str | None:
     try:
         get_runner()  # opens the run history: an unusable file is one sentence, not a traceback
     except history.StoreError as err:
+        _offer_salvage(str(err))
         return str(err)
     return None
+
+
+def _offer_salvage(error: str) -> None:
+    # Drawn before the entry's error sentence (streamlit_app.py shows the one start() returns), so it says
+    # on its own what happened; only a damaged file gets it, not a locked, missing or read-only one.
+    if not salvage.is_damaged(error):
+        return
+    try:
+        path = history.default_db_path()
+    except history.StoreError:
+        return
+    st.warning("The run history cannot be read: Salvage saves every run that can still be read into a new file.")
+    salvage.salvage_ui(path, error)

@@ -70,20 +70,29 @@ def settings_ui(hw: probe.Probe) -> probe.Mode:
     sb.selectbox("Model", list(models.REGISTRY), key="model", format_func=lambda n: models.REGISTRY[n].label)
     sb.caption(models.REGISTRY[st.session_state.model].description)
     mode = mode_ui(hw)
-    sb.number_input("Epochs", 1, MAX_EPOCHS, step=1, key="epochs")
-    sb.number_input("Batch size", 1, MAX_BATCH, step=10, key="batch_size")
-    sb.number_input("Learning rate", 0.0001, MAX_LEARNING_RATE, step=0.001, format="%.4f", key="learning_rate")
+    number_ui(sb, "Epochs", "epochs", 1, MAX_EPOCHS, step=1)
+    number_ui(sb, "Batch size", "batch_size", 1, MAX_BATCH, step=10)
+    number_ui(sb, "Learning rate", "learning_rate", 0.0001, MAX_LEARNING_RATE, step=0.001, format="%.4f")
     sb.selectbox("Optimizer", list(OPTIMIZER_LABELS), key="optimizer", format_func=OPTIMIZER_LABELS.get)
     with sb.expander("Advanced"):
-        st.number_input("Seed", 0, MAX_SEED, step=1, key="seed")
+        number_ui(st, "Seed", "seed", 0, MAX_SEED, step=1)
         fixed = all("execution" in run for run in mode.runs)
         st.radio("Execution", EXECUTIONS, key="execution", format_func=EXECUTION_LABELS.get, disabled=fixed)
         if fixed:
             st.caption("This device mode sets each run's execution, side by side.")
-        st.number_input("Training samples (0 = the whole set)", 0, MAX_SYNTHETIC, step=1000, key="train_subset")
-        st.number_input("Hidden units (MLP)", 1, MAX_HIDDEN, step=16, key="hidden_units")
+        number_ui(st, "Training samples (0 = the whole set)", "train_subset", 0, MAX_SYNTHETIC, step=1000)
+        number_ui(st, "Hidden units (MLP)", "hidden_units", 1, MAX_HIDDEN, step=16)
     kept.remember(DEFAULTS)
     return mode
+
+
+def number_ui(where, label: str, key: str, low: float, high: float, **options) -> None:
+    """A number field whose range is said, not enforced by the widget: TrainConfig checks it, in one sentence.
+
+    Streamlit's own bounds keep the previous value while the field shows the typed one in red, so Run would
+    train with a number nobody sees; unbounded, every typed value reaches the page, and a bad one keeps Run off.
+    """
+    where.number_input(label, min_value=None, max_value=None, key=key, help=f"From {low:g} to {high:g}.", **options)
 
 
 def mode_ui(hw: probe.Probe) -> probe.Mode:

@@ -13,6 +13,7 @@ sweeps include a job as soon as it finishes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -22,13 +23,14 @@ import streamlit as st
 from core import probe
 from core.config import SweepConfig, TrainConfig
 from core.runner import JobStatus
-from ui import live
+from ui import access, live
 from ui.resources import get_runner, hardware
 
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
 KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
 SEEN = "live_seen"  # ids of active jobs this page has drawn; one finishing reruns the page
 DRAWN = "live_drawn"  # Snapshot.progress() of the jobs the view drew in its last full run
+STOPPED_HERE = "stopped_here"  # ids this page asked to stop: their line says "stopped by this page"
 
 _queue_slot: ContextVar = ContextVar("queue_slot")
 
@@ -72,31 +74,52 @@ class Snapshot:
 
 # -- actions (button callbacks: they run before the script, so the click is seen by this run) ------
 def start(kind: str, configs: list) -> None:
-    """Queue `configs` as this page's `kind` group: shown from now on and stoppable here."""
+    """Queue `configs` as this page's `kind` group: shown from now on and stoppable here. Presenter only."""
+    if not access.allowed():  # the button is disabled for a viewer, but a hostile page can still click it
+        st.session_state.start_error = access.DENIED
+        return
     st.session_state[kind] = Watch(live.submit_group(get_runner(), configs), own=True)
 
 
 def stop(kind: str) -> None:
-    """Stop this page's own `kind` jobs (within a second); another page's are never stopped from here."""
+    """Stop the `kind` jobs this page shows (within a second): its own or, watched, another page's. Presenter only.
+
+    A presenter may stop another page's run: after a reload its own run is another page's, still on the projector.
+    """
     watch = st.session_state.get(kind)
-    if watch is None or not watch.own:
+    if watch is None or not access.allowed():
         return
+    by = "the presenter" if os.environ.get(access.TOKEN_ENV) else "another page"  # as the other pages word it
     for run_id in watch.ids:
-        get_runner().cancel(run_id)
+        if get_runner().cancel(run_id, by=by):
+            st.session_state[STOPPED_HERE] = {*st.session_state.get(STOPPED_HERE, ()), run_id}
     watch.stopping = True
+
+
+def stopped_by(jobs: Iterable[JobStatus]) -> str | None:
+    """'this page', 'the presenter', 'another page': who stopped the first of `jobs` that somebody stopped."""
+    here = st.session_state.get(STOPPED_HERE, set())
+    for s in jobs:
+        if s.state == "cancelled" and (s.run_id in here or s.stopped_by):
+            return "this page" if s.run_id in here else s.stopped_by
+    return None
 
 
 def controls_ui(kind: str, snap: Snapshot, label: str, keys: tuple[str, str], on_run, ready: bool):
     """Run and Stop for this page's `kind` jobs; returns the column the live status line goes in.
 
     Only the page's own active jobs hold its Run back: watching another page's, it may queue its own.
+    A viewer's Run and Stop are disabled, and their tooltips say why.
     """
     watch, jobs = snap.watches[kind], snap.shown[kind]
-    own_active = watch is not None and watch.own and live.is_active(jobs)
+    active = watch is not None and live.is_active(jobs)
+    own_active = active and watch.own
+    may = access.allowed()
     run_col, stop_col, status_col = st.columns([1, 1, 5], vertical_alignment="center")
-    run_col.button(label, key=keys[0], type="primary", on_click=on_run, disabled=own_active or not ready,
-                   width="stretch")  # fmt: skip
-    stop_col.button("Stop", key=keys[1], on_click=stop, args=(kind,), disabled=not own_active, width="stretch")
+    run_col.button(label, key=keys[0], type="primary", on_click=on_run, disabled=own_active or not ready or not may,
+                   width="stretch", help=access.help_text("Starting a run"))  # fmt: skip
+    stop_col.button("Stop", key=keys[1], on_click=stop, args=(kind,), disabled=not (active and may),
+                    width="stretch", help=access.help_text("Stopping a run"))  # fmt: skip
     return status_col
 
 
@@ -107,11 +130,13 @@ def status_view(kind: str, labels: Callable, prompt: str, status_col, snap: Snap
     """
     jobs, watch = snap.shown[kind], snap.watches[kind]
     if not jobs:
-        status_col.markdown(prompt)
+        status_col.markdown(prompt if access.allowed() else "Nothing running; the presenter's runs appear here live.")
         return
     line = live.status_line(jobs, labels(jobs), snap.current, watch.stopping)
     if not watch.own:
         line = f"{'Already running on this server' if live.is_active(jobs) else 'From another page'}: {line}"
+    if who := stopped_by(jobs):
+        line = f"{line} — stopped by {who}"
     status_col.markdown(f"**{line}**")
     text, fraction = live.download_line(jobs) or live.progress_bar(jobs)
     st.progress(fraction, text=text)
@@ -148,7 +173,9 @@ def take(kinds: Iterable[str] = KINDS) -> Snapshot:
 
 # -- the live fragment ------------------------------------------------------------------------
 def queue_ui() -> None:
-    """The queue line's place, above the views; the live fragment of the view on screen fills it."""
+    """The page's role (said when it matters) and the queue line's place; the view's live fragment fills it."""
+    if sentence := access.role().sentence:
+        st.caption(sentence)
     _queue_slot.set(st.empty())
 
 
