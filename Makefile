@@ -1,11 +1,12 @@
-# make run: start the dashboard at http://localhost:8501.  make test: every test, with lint.
+# make run: start the dashboard at http://localhost:8501, for this machine only.  make test: every test, with lint.
+# make share: serve it to the room (every interface): prints a viewer URL and a presenter URL with a token.
 # make test-fast: everything but the real-browser test, for quick loops.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install system-deps run test test-fast lint bench clean
+.PHONY: install system-deps run share test test-fast lint bench clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +27,13 @@ system-deps:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# 127.0.0.1 only (as .streamlit/config.toml says too): nobody else on the network can start, stop or delete.
 run: install
-	$(VENV)/bin/streamlit run streamlit_app.py --server.port 8501
+	$(VENV)/bin/streamlit run streamlit_app.py --server.address 127.0.0.1 --server.port 8501
+
+# Every IPv4 interface; the presenter's token goes to the server in its environment, never on a command line.
+share: install
+	$(PY) -m ui.share --port 8501
 
 lint: install
 	$(VENV)/bin/ruff check .

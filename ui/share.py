@@ -1,0 +1,93 @@
+"""`make share`: the dashboard for a room: viewers on every interface, one presenter holding a token.
+
+    python -m ui.share [--port 8501] [--address 0.0.0.0]
+
+Generates a random token (secrets.token_urlsafe), starts `streamlit run` with it in $TFDASH_PRESENTER_TOKEN
+(the environment, not the command line: `ps` shows every process's arguments to every user, while
+/proc/PID/environ is readable by its owner only), waits until the server answers, then prints the two URLs
+once, here: the viewer URL for the room and the presenter URL with ?token=... for this screen only. The
+token is never written anywhere else. The room's address is the one this machine's default route uses,
+found by connect() on a UDP socket, which picks a route and sends nothing (no packet, no DNS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from ui.access import PARAM, TOKEN_ENV
+
+ROOT = Path(__file__).resolve().parents[1]
+WILDCARDS = ("0.0.0.0", "::")
+ROUTE_PROBE = ("192.0.2.1", 9)  # TEST-NET-1 (RFC 5737), documentation only: connect() just picks the route
+
+
+def lan_address() -> str | None:
+    """This machine's IPv4 address on its default route, or None without a network; nothing is sent."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(ROUTE_PROBE)  # UDP: no packet leaves until something is sent, and nothing is
+            address = s.getsockname()[0]
+        except OSError:  # no route at all (no Wi-Fi, no cable)
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+def command(address: str, port: int, shown: str | None) -> list[str]:
+    """`streamlit run` listening on `address`; Streamlit's own welcome is off (its URLs would lack the token,
+    and with a wildcard address it looks up this machine's public address on the internet)."""
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), "--server.address", address,
+           "--server.port", str(port), "--logger.hideWelcomeMessage", "true"]  # fmt: skip
+    if shown:  # the address viewers type: accepted as an origin without any lookup
+        cmd += ["--browser.serverAddress", shown]
+    return cmd
+
+
+def wait_until_up(url: str, proc: subprocess.Popen, timeout: float = 90) -> bool:
+    """Poll the server's health route (on this machine) until it answers; False if it exited or never did."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ui.share", description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8501)
+    parser.add_argument("--address", default="0.0.0.0", help="where to listen (default: every IPv4 interface)")
+    args = parser.parse_args(argv)
+    token = secrets.token_urlsafe(24)  # 192 bits
+    lan = lan_address() if args.address in WILDCARDS else args.address
+    proc = subprocess.Popen(command(args.address, args.port, lan), cwd=ROOT, env={**os.environ, TOKEN_ENV: token})
+    local = f"http://{'127.0.0.1' if args.address in WILDCARDS else args.address}:{args.port}"
+    try:
+        if not wait_until_up(local, proc):
+            print("The dashboard did not start; its messages are above.", file=sys.stderr)
+            proc.terminate()
+            return proc.wait() or 1
+        viewers = f"http://{lan}:{args.port}" if lan else None
+        print("\n  Sharing the dashboard (Ctrl-C stops it).")
+        if viewers:
+            print(f"  Viewers, for the room (watch only):   {viewers}")
+        else:
+            print("  Viewers: no network found, so only this machine can open the dashboard.")
+        print(f"  Presenter, this screen only, never on the projector:   {local}/?{PARAM}={token}\n", flush=True)
+        return proc.wait()
+    except KeyboardInterrupt:  # Ctrl-C reaches the server too (same process group); let it finish
+        return proc.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
