@@ -98,3 +98,51 @@ def test_fonts_are_large_enough_for_a_projector(frame):
     config = charts.accuracy_chart(frame).to_dict()["config"]
     assert config["axis"]["labelFontSize"] >= 14 and config["axis"]["titleFontSize"] >= 16
     assert config["legend"]["labelFontSize"] >= 14
+
+
+def test_series_labels_name_every_compared_setting_so_no_two_runs_read_alike():
+    small, big = TrainConfig(batch_size=100), TrainConfig(batch_size=256)
+    assert charts.series_labels([small, big]) == ["CPU (batch 100)", "CPU (batch 256)"]
+    both = TrainConfig(batch_size=256, execution="keras-fit")
+    assert charts.series_labels([small, both]) == ["CPU (multi-step loop, batch 100)", "CPU (plain fit, batch 256)"]
+    labels = charts.series_labels([TrainConfig(execution="keras-fit"), both])
+    assert labels == ["CPU (batch 100)", "CPU (batch 256)"]
+
+
+@pytest.mark.parametrize("low, high", [(0.80, 0.815), (0.80, 0.95), (0.8123, 0.8131), (0.5, 0.5)])
+def test_accuracy_ticks_are_distinct_labels_whatever_the_range(low, high):
+    """'81% 81% 80% 80%' came from whole-percent labels on ticks half a point apart."""
+    frame = pd.DataFrame({"series": ["CPU", "CPU"], "epoch": [1, 2], "test_accuracy": [low, high],
+                          "train_accuracy": [low, high], "train_seconds": [1.0, 1.0], "warmup": [True, False]})  # fmt: skip
+    axis = charts.accuracy_chart(frame).to_dict()["encoding"]["y"]["axis"]
+    decimals = int(axis["format"][1:-1].lstrip("."))
+    step = axis["tickMinStep"]
+    # Every tick Vega may place is a multiple of tickMinStep: consecutive ones print differently.
+    ticks = [low + i * step for i in range(5)]
+    labels = [f"{t:.{decimals}%}" for t in ticks]
+    assert len(set(labels)) == len(labels)
+    assert step >= 10 ** -(2 + decimals) - 1e-12
+
+
+def test_race_chart_puts_training_seconds_on_x_with_every_call_and_a_target_line():
+    from core import compare
+    from core.results import CallPoint
+
+    result = RunResult(config={"device": "cpu"}, host={}, device={})
+    elapsed = 0.0
+    for epoch in (1, 2):
+        calls = []
+        for k in range(1, 5):
+            calls.append(CallPoint(elapsed + 0.2 * k, 100 * (4 * (epoch - 1) + k), 2, 0.2, 1.0 / k, 0.5 + 0.05 * k))
+        elapsed += 0.8
+        result.epochs.append(EpochMetrics(epoch, 0.5, 0.7, 0.5, 0.7 + 0.05 * epoch, 0.8, 0.1, 500, epoch == 1,
+                                          calls=calls))  # fmt: skip
+    points = charts.race_frame([compare.race_points(result)], ["CPU"])
+    spec = charts.race_chart(points, target=0.8).to_dict()
+    train, test, rule = spec["layer"]
+    assert train["encoding"]["x"]["field"] == "seconds" and train["encoding"]["y"]["field"] == "accuracy"
+    assert {"filter": "datum.kind == 'train'"} in train["transform"]
+    assert {"filter": "datum.kind == 'test'"} in test["transform"]
+    assert rule["mark"]["type"] == "rule"
+    assert len(points[points.kind == "train"]) == 8 and len(points[points.kind == "test"]) == 2
+    assert list(points["seconds"]) == sorted(points["seconds"])
