@@ -4,6 +4,8 @@
 - Streamlit's header "Stop" hidden: it stops only the script, so the page froze at "2 of 30 epochs" while
   training went on. The Stop next to Run stops the run itself. The "running" indicator stays.
 - Buttons (downloads) and code wrap their text instead of cutting it.
+- The uploader's own "NN MB per file" small print hidden: its limit is set far above the importer's so that
+  the importer, not the browser, refuses a file in a sentence; the label states the importer's limit.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ CSS = """
 [data-testid="stStatusWidget"] button { display: none; }
 [data-testid="stBaseButton-secondary"] p, [data-testid="stDownloadButton"] p { white-space: normal; }
 [data-testid="stCode"] code { white-space: pre-wrap; overflow-wrap: anywhere; }
+[data-testid="stFileUploaderDropzoneInstructions"] small { display: none; }
 </style>
 """
 
