@@ -10,7 +10,7 @@ import streamlit as st
 from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
 from core.history.store import Store, StoreError
-from ui import comparison, kept, views, watcher
+from ui import access, comparison, kept, layout, salvage, views, watcher
 from ui.resources import get_store
 
 PICK = {"history_pick": []}  # kept across views: the runs picked to overlay
@@ -27,48 +27,73 @@ def import_file(store: Store, name: str, data: bytes) -> tuple[str, str, ImportO
 
 def on_upload() -> None:
     ss = st.session_state
-    file = ss.get("history_upload")
-    if file is None:  # the file was removed from the uploader
-        ss.import_message = None
+    if not access.allowed():  # the uploader is disabled for a viewer, but a hostile page can still send files
+        ss.import_messages = [("error", access.DENIED)]
         return
-    level, sentence, outcome = import_file(get_store(), file.name, file.getvalue())
+    files = ss.get("history_upload") or []
+    if not files:  # the files were removed from the uploader
+        ss.import_messages = []
+        return
+    messages = []
+    for file in files:
+        try:
+            parts = views.unzip_runs(file.getvalue()) if file.name.lower().endswith(".zip") else [(file.name, None)]
+        except ValueError as err:
+            messages.append(("error", f"{file.name}: {err}"))
+            continue
+        for name, data in parts:
+            messages.append(import_one(name, file.getvalue() if data is None else data))
+    ss.import_messages = messages
+
+
+def import_one(name: str, data: bytes) -> tuple[str, str]:
+    """Import one file's bytes; a run is picked for the charts, a sweep kept for the Scaling view."""
+    ss = st.session_state
+    level, sentence, outcome = import_file(get_store(), name, data)
     if outcome is not None and outcome.kind == "sweep":
         ss[kept.KEPT] = {**ss.get(kept.KEPT, {}), "sweep_pick": outcome.run_id}  # shown first on Scaling
         ss.pop("sweep_pick", None)
         sentence += " It is in the Scaling view."
     elif outcome is not None:  # a run: picked for the charts, next to whatever was picked already
         ss.history_pick = list(dict.fromkeys([*ss.get("history_pick", []), outcome.run_id]))
-    ss.import_message = (level, sentence)
+    return level, sentence
 
 
 def ask_delete(ids: list[str] | None) -> None:
-    st.session_state.confirm_delete = ids
+    st.session_state.confirm_delete = ids if access.allowed() else None
 
 
 def delete_runs(ids: list[str]) -> None:
     ss, store = st.session_state, get_store()
+    if not access.allowed():  # checked here, not only in the disabled button
+        ss.import_messages = [("error", access.DENIED)]
+        return
     gone = [i for i in ids if store.delete(i)]
     ss.history_pick = [i for i in ss.get("history_pick", []) if i not in gone]
     ss.confirm_delete = None
     ss.history_note = f"Deleted {len(gone)} run{'' if len(gone) == 1 else 's'}; every other run is kept."
 
 
+# The importer's limit, the one the page states (ui/layout.py hides the widget's own, higher one).
+UPLOAD_LIMIT_MB = max(1, int(MAX_FILE_BYTES / 1e6))
+
+
 def upload_ui() -> None:
-    """The importer: a JSON file from `python -m core train --json` (or `sweep --json`) on another machine."""
-    limit_mb = MAX_FILE_BYTES / 1e6
+    """The importer: JSON files from `python -m core train --json` (or `sweep --json`), or this view's .zip download."""
     st.file_uploader(
-        f"Import a run or a sweep from another machine: the JSON file `python -m core train --json` "
-        f"or `sweep --json` writes (at most {limit_mb:g} MB)",
-        type=["json"],
+        "Import runs or sweeps from another machine: the JSON files `python -m core train --json` or `sweep --json` "
+        f"write, or a .zip of them as this view downloads (at most {UPLOAD_LIMIT_MB} MB a file)",
+        # No type filter and a limit far above the importer's: the browser refuses a file outside them with
+        # only an icon, the last file's sentence still on screen; here the importer names each file and says why.
+        max_upload_size=64,
+        disabled=not access.allowed(),
+        help=access.help_text("Importing"),
+        accept_multiple_files=True,
         key="history_upload",
         on_change=on_upload,
-        # Streamlit's own limit, in its megabytes, is at least the importer's: files between the two
-        # reach the importer, which refuses them with its one sentence.
-        max_upload_size=max(1, round(limit_mb + 0.5)),
     )
-    message = st.session_state.get("import_message")
-    if message:
-        {"success": st.success, "info": st.info, "error": st.error}[message[0]](views.plain(message[1]))
+    for level, sentence in st.session_state.get("import_messages") or []:
+        {"success": st.success, "info": st.info, "error": st.error}[level](views.plain(sentence))
 
 
 def pick_ui(rows: list[HistoryRow]) -> list[HistoryRow]:
@@ -92,14 +117,13 @@ def compare_ui(store: Store, picked: list[HistoryRow]) -> None:
     """The picked runs on the Train view's two charts, with their summary and, for two, the speedup."""
     results = {r.run_id: r for r in store.load([p.run_id for p in picked])}
     picked = [p for p in picked if p.run_id in results]
-    runs, labels = [results[p.run_id] for p in picked], views.run_labels(picked)
+    runs = [results[p.run_id] for p in picked]
     if not runs:  # deleted from another page since the table was read
         return
-    pair = views.slower_first(runs)
-    comparison.compare_ui(runs, labels, pair)
+    pair = comparison.compare_ui(runs, views.run_labels(picked, [r.config for r in runs]))
     if pair and (differences := views.config_differences(runs[pair[0]], runs[pair[1]])):
         st.caption(
-            f"Besides the device, these runs differ in {'; '.join(differences)}: the ratio compares whole epochs, "
+            f"Besides the device, these runs differ in {'; '.join(differences)}: the ratio compares whole training steps, "
             "not the devices alone."
         )
 
@@ -121,9 +145,8 @@ def actions_ui(store: Store, picked: list[HistoryRow]) -> None:
         f"Download {what} · CSV", csv, "epochs.csv", "text/csv", key="history_csv", on_click="ignore"
     )
     deletable = [p.run_id for p in picked if p.status != "running"]
-    right.button(
-        f"Delete {what}…", key="history_delete", on_click=ask_delete, args=(deletable,), disabled=not deletable
-    )
+    right.button(f"Delete {what}…", key="history_delete", on_click=ask_delete, args=(deletable,),
+                 disabled=not deletable or not access.allowed(), help=access.help_text("Deleting"))  # fmt: skip
     if n > len(deletable):
         st.caption("A run in progress cannot be deleted; stop it first.")
     confirm = [i for i in st.session_state.get("confirm_delete") or [] if i in deletable]
@@ -143,7 +166,12 @@ def history_ui() -> None:
     upload_ui()
     if note := st.session_state.pop("history_note", None):
         st.success(note)
-    rows = store.history()
+    try:
+        rows = store.history()
+    except StoreError as err:  # a damaged file: said, with the way to save what can still be read
+        st.error(str(err))
+        salvage.salvage_ui(store.path, str(err))
+        return
     if not rows:
         st.info("No runs yet. Runs from the Train view appear here as they start; so do imported ones.")
         return
@@ -160,11 +188,16 @@ def history_ui() -> None:
     if not picked:
         st.caption("Pick runs above to overlay their curves, compare their speed, download or delete them.")
         return
-    compare_ui(store, picked)
-    actions_ui(store, picked)
+    try:
+        compare_ui(store, picked)
+        actions_ui(store, picked)
+    except StoreError as err:  # a damaged page among these runs' epochs
+        st.error(str(err))
+        salvage.salvage_ui(store.path, str(err))
 
 
 def main() -> None:
+    layout.style()
     kept.restore(PICK)
     snap = watcher.take([])
     history_ui()
