@@ -178,3 +178,23 @@ def test_a_viewer_sees_history_with_delete_and_upload_off(shared):
     (uploader,) = [u for u in viewer.get("file_uploader") if u.proto.id.endswith("history_upload")] or [None]
     if uploader is not None:
         assert uploader.proto.disabled
+
+
+def test_the_presenter_salvages_a_damaged_history_into_a_new_file_beside_it(tmp_path):
+    from tests.test_history_safety import damaged_history
+
+    path, _ = damaged_history(tmp_path)
+    error = "The run history cannot be read (database disk image is malformed)."
+
+    def damaged_page(path: str, error: str) -> None:
+        from ui import salvage
+
+        salvage.salvage_ui(path, error)
+
+    at = AppTest.from_function(damaged_page, args=(str(path), error), default_timeout=60).run()
+    at = at.button(key="salvage").click().run()  # no token configured: this machine's page presents
+    (said,) = [s.value for s in at.success]
+    (new,) = [p for p in tmp_path.iterdir() if p.name.startswith("damaged-salvaged-")]
+    assert said.startswith("Salvaged ") and "of 30 runs" in said and f"TFDASH_DB={new}" in said
+    with Store(new) as saved:
+        assert saved.integrity_check() == "ok" and len(saved.history()) >= 25

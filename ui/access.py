@@ -60,7 +60,8 @@ def role() -> Access:
     ss = st.session_state
     if KEY not in ss:
         given = st.query_params.get(PARAM)
-        ss[KEY] = check(given, os.environ.get(TOKEN_ENV) or None, st.context.ip_address)
+        ip = st.context.ip_address  # None for this machine; AppTest's stand-in runtime gives a non-str
+        ss[KEY] = check(given, os.environ.get(TOKEN_ENV) or None, ip if isinstance(ip, str) else None)
         if PARAM in st.query_params:
             del st.query_params[PARAM]  # out of the address bar (and its history) once it has been read
     return ss[KEY]

@@ -27,6 +27,7 @@ from ui import access, live
 from ui.resources import get_runner, hardware
 
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
+IDLE_TICK_S = 2.0  # shared (`make share`), an idle page still looks: a viewer sees the presenter's Run within 2 s
 KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
 SEEN = "live_seen"  # ids of active jobs this page has drawn; one finishing reruns the page
 DRAWN = "live_drawn"  # Snapshot.progress() of the jobs the view drew in its last full run
@@ -188,7 +189,8 @@ def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> N
     """
     checking = hardware().state == probe.CHECKING
     st.session_state[SEEN], st.session_state[DRAWN] = snap.active, snap.progress()
-    every = TICK_S if snap.active or checking else None  # idle: no ticks at all, nothing to pay for
+    idle = IDLE_TICK_S if os.environ.get(access.TOKEN_ENV) else None  # `make run`: idle costs nothing
+    every = TICK_S if snap.active or checking else idle
     st.fragment(_tick, run_every=every)(_queue_slot.get(None), tuple(snap.shown), draw, checking)
 
 
