@@ -20,7 +20,7 @@ EXECUTION_LABELS = {
 FONT = {"label": 16, "title": 18, "chart_title": 22, "subtitle": 16}
 # The plot area; title, axes and legends add about 150 px. Small enough that on a 1280x720 projector
 # the page's header, the Run row, the status line and both charts fit on one screen.
-HEIGHT = 190
+HEIGHT = 135
 INK = "#1A1A1A"  # dark labels: a projector washes out grey
 WARMUP_NOTE = "epoch 1 includes compilation"
 
@@ -169,10 +169,17 @@ def race_chart(points: pd.DataFrame, target: float | None = None) -> alt.LayerCh
     runs ahead; test accuracy at each epoch's end. target: a horizontal rule at that accuracy.
     """
     data = points.assign(data=points["kind"].map({"test": "Test", "train": "Train"}))
+    # The first calls' running training accuracy starts near chance; an axis down to it would flatten the
+    # finish, where the runs differ. So the axis starts 10 points below the lowest test accuracy (clipped).
+    test = data.loc[data["kind"] == "test", "accuracy"]
+    floor = max(0.0, float(test.min()) - 0.1) if len(test) else 0.0
+    shown = data["accuracy"].clip(lower=floor) if len(data) else data["accuracy"]
+    y = _accuracy_y(shown)
+    y.scale = alt.Scale(domainMin=floor, zero=False, nice=False)
     x = alt.X("seconds:Q", title="Training seconds", scale=alt.Scale(domainMin=0))
     base = alt.Chart(data).encode(
         x=x,
-        y=_accuracy_y(data["accuracy"]),
+        y=y,
         color=_colour(data),
         tooltip=[
             alt.Tooltip("series:N", title="Run"),
@@ -182,9 +189,9 @@ def race_chart(points: pd.DataFrame, target: float | None = None) -> alt.LayerCh
             alt.Tooltip("accuracy:Q", title="Accuracy", format=".2%"),
         ],
     )
-    train = base.transform_filter("datum.kind == 'train'").mark_line(strokeWidth=2.5, strokeDash=[7, 5])
+    train = base.transform_filter("datum.kind == 'train'").mark_line(strokeWidth=2.5, strokeDash=[7, 5], clip=True)
     test = base.transform_filter("datum.kind == 'test'").mark_line(
-        point=alt.OverlayMarkDef(size=90, filled=True), strokeWidth=3.5
+        point=alt.OverlayMarkDef(size=90, filled=True), strokeWidth=3.5, clip=True
     )
     layers = [train, test]
     if target is not None:

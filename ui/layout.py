@@ -14,7 +14,7 @@ import streamlit as st
 
 CSS = """
 <style>
-[data-testid="stMainBlockContainer"] { padding-top: 3.2rem; padding-bottom: 2rem; }
+[data-testid="stMainBlockContainer"] { padding-top: 2.8rem; padding-bottom: 2rem; }
 [data-testid="stStatusWidget"] button { display: none; }
 [data-testid="stBaseButton-secondary"] p, [data-testid="stDownloadButton"] p { white-space: normal; }
 [data-testid="stCode"] code { white-space: pre-wrap; overflow-wrap: anywhere; }
