@@ -18,7 +18,7 @@ CSS = """
 [data-testid="stStatusWidget"] button { display: none; }
 [data-testid="stBaseButton-secondary"] p, [data-testid="stDownloadButton"] p { white-space: normal; }
 [data-testid="stCode"] code { white-space: pre-wrap; overflow-wrap: anywhere; }
-[data-testid="stFileUploaderDropzoneInstructions"] small { display: none; }
+[data-testid="stFileUploaderDropzoneInstructions"] { display: none; }
 </style>
 """
 
