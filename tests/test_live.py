@@ -71,7 +71,7 @@ def test_a_running_group_reads_epoch_by_epoch_and_notes_stopping():
     other = JobStatus("h-1", "running", None, 0, 5, (), None, None, LONG)
     finished = JobStatus("g-1", "completed", None, 1, 1, (), None, None, SHORT)
     assert live.status_line([finished], ["CPU"], other) == (
-        "CPU: done, 1 epoch  ·  another session is training softmax on CPU, epoch 1 of 5; a new one waits for it"
+        "CPU: done, 1 epoch  ·  another session is training softmax on CPU, epoch 1 of 5; a Run now would wait for it"
     )
 
 
@@ -120,4 +120,5 @@ def test_a_sweep_in_the_queue_says_what_it_is_doing():
     assert (
         live.status_line([waiting], ["CPU"], status) == "Waiting: another session is sweeping mlp on CPU, point 2 of 3."
     )
-    assert live.progress_bar([status]) == ("1 of 3 points", pytest.approx(1 / 3))
+    # No words of its own: the status line beside it carries the one count ("point 2 of 3").
+    assert live.progress_bar([status]) == ("", pytest.approx(1 / 3))
