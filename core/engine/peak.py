@@ -1,9 +1,12 @@
-"""A device's limit: peak float32 GFLOP/s from a matrix-multiply microbenchmark, once per process.
+"""A device's limits: peak float32 GFLOP/s (a matrix multiply) and memory bandwidth (a read-and-reduce), once per process.
 
 A large square matmul is the best case for any processor (the most arithmetic per byte
 moved), so what it reaches is the ceiling a model's training can be compared with:
 utilisation = achieved GFLOP/s / peak GFLOP/s. On GPUs from Ampere on, TensorFlow runs
 float32 matmuls as TF32 by default, for the benchmark and for training alike, so the two agree.
+
+Bandwidth is the other roof of the roofline (core.roofline): summing a float32 array far larger
+than any cache reads every byte once and does one add per 4 bytes, so its speed is the memory's.
 """
 
 from __future__ import annotations
@@ -39,7 +42,27 @@ class Peak:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Bandwidth:
+    """What the read-and-reduce microbenchmark measured on one device."""
+
+    tf_device: str
+    gbs: float  # GB/s, 1e9 bytes a second
+    array_bytes: int
+    reads: int  # reductions per timed trial
+    seconds: float  # the whole measurement, warm-up included
+
+    def to_dict(self) -> dict:
+        """Plain dict for JSON."""
+        return asdict(self)
+
+
+# Bytes summed per read, per device kind: past the last-level cache (up to a few hundred MB on a server
+# CPU, ~100 MB on a GPU), so the reads come from memory, not cache.
+ARRAY_BYTES = {"CPU": 512 * 2**20, "GPU": 1024 * 2**20}
+
 _cache: dict[str, Peak] = {}
+_bandwidth_cache: dict[str, Bandwidth] = {}
 _lock = threading.Lock()
 
 
@@ -49,6 +72,14 @@ def measure(tf_device: str) -> Peak:
         if tf_device not in _cache:
             _cache[tf_device] = benchmark(tf_device)
         return _cache[tf_device]
+
+
+def measure_bandwidth(tf_device: str) -> Bandwidth:
+    """Memory bandwidth of `tf_device` in GB/s, measured once per process (a second call reuses it)."""
+    with _lock:
+        if tf_device not in _bandwidth_cache:
+            _bandwidth_cache[tf_device] = bandwidth_benchmark(tf_device)
+        return _bandwidth_cache[tf_device]
 
 
 def utilisation(achieved_gflops: float | None, peak: Peak | float | None) -> float | None:
@@ -86,5 +117,35 @@ def benchmark(tf_device: str) -> Peak:
         gflops=flops / best / 1e9,
         matrix_size=n,
         multiplies=multiplies,
+        seconds=time.perf_counter() - began,
+    )
+
+
+def bandwidth_benchmark(tf_device: str) -> Bandwidth:
+    """Run the read-and-reduce microbenchmark now, uncached (measure_bandwidth() is what runs use)."""
+    t = tf()
+    kind = "GPU" if "GPU" in tf_device.upper() else "CPU"
+    size = ARRAY_BYTES[kind]
+    began = time.perf_counter()
+    with t.device(tf_device):
+        a = t.ones((size // 4,), dtype=t.float32)
+        # A tf.function: eager reduce_sum would add Python's dispatch to each read on a fast GPU.
+        reduce = t.function(lambda x: t.reduce_sum(x))
+
+        def run(reads: int) -> float:
+            start = time.perf_counter()
+            for _ in range(reads):
+                s = reduce(a)
+            float(s.numpy())  # waits for every queued read (GPU ops run asynchronously)
+            return time.perf_counter() - start
+
+        once = min(run(1) for _ in range(WARMUP_MULTIPLIES))
+        reads = max(1, round(TRIAL_SECONDS[kind] / once))
+        best = min(run(reads) for _ in range(TRIALS))
+    return Bandwidth(
+        tf_device=tf_device,
+        gbs=size * reads / best / 1e9,
+        array_bytes=size,
+        reads=reads,
         seconds=time.perf_counter() - began,
     )

@@ -25,7 +25,7 @@ import numpy as np
 
 from core.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
 from core.engine import data as datasets
-from core.engine import devices, models
+from core.engine import devices, floor, models, traffic
 from core.engine import peak as peaks
 from core.engine.executions.base import jit_compile_for
 from core.engine.job import Cancelled, StopCheck, check_placement, measure_peak, never_stop, run_job
@@ -93,7 +93,7 @@ def _measure_point(config: SweepConfig, name: str, tf_device: str, pool, batch: 
     optimizer = keras.optimizers.SGD(learning_rate=LEARNING_RATE)
     optimizer.build(model.trainable_variables)
     x, y = pool
-    step = build_train_chunk(model, optimizer, x, y, batch, jit_compile_for(tf_device))
+    step = build_train_chunk(model, optimizer, x, y, batch, jit_compile_for(tf_device, config.model))
     max_chunk = max(1, min(MAX_STEPS, INDEX_BUDGET // batch))
     rng = np.random.default_rng(config.seed)
     indices = t.constant(rng.integers(0, int(x.shape[0]), size=max_chunk * batch, dtype=np.int32))
@@ -150,11 +150,14 @@ def run_sweep(
         # Every device is resolved before anything is timed: a missing GPU fails at once.
         targets = {name: devices.resolve(name) for name in config.devices}
         counted = models.flops_per_sample(config.model, config.hidden_units)
+        moved = traffic.count(models.build(config.model, config.hidden_units))  # the sweep trains with SGD
         result.model = {
             "name": config.model,
             "hidden_units": config.hidden_units,
             "train_flops_per_sample": counted.train,
             "forward_flops_per_sample": counted.forward,
+            "sample_bytes": moved.per_sample,
+            "step_bytes": moved.per_step,
         }
         size = SYNTHETIC_POOL if config.dataset == "synthetic" else None
         data = datasets.load(config.dataset, size, config.seed)
@@ -166,8 +169,9 @@ def run_sweep(
                 "tf_device": tf_device,
                 "name": devices.describe(name),
                 "label": name.upper(),
-                "jit_compile": jit_compile_for(tf_device),
+                "jit_compile": jit_compile_for(tf_device, config.model),
                 **_peak(tf_device),
+                **floor.limits(tf_device, "multi-step-loop", jit_compile_for(tf_device, config.model)),
             }
             out_of_memory: str | None = None
             with t.device(tf_device):

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine import devices, flops, learned, models, timeline
+from core.engine import devices, floor, flops, learned, models, timeline, traffic
 from core.engine.executions import ENGINES, jit_compile_for
 from core.engine.job import Cancelled, StopCheck, check_placement, measure_peak, never_stop, run_job
 from core.engine.tf_setup import tf
@@ -46,16 +46,20 @@ def train(
         tf_device = devices.resolve(config.device)
         result.device.update(tf_device=tf_device, name=devices.describe(config.device), label=config.device.upper())
         data = datasets.load(config.dataset, config.train_subset, config.seed)
+        jit_compile = jit_compile_for(tf_device, config.model)
         with t.device(tf_device):
+            # Before the seed is set: the floor's trivial model draws its own random weights.
+            result.device.update(floor.limits(tf_device, config.execution, jit_compile))
             keras.utils.set_random_seed(config.seed)
             # Build inside the scope: variables stay on the device they were created on.
             model = models.build(config.model, config.hidden_units)
             result.device["variables_on"] = check_placement(model, tf_device)
             result.device["parameters"] = int(model.count_params())
-            engine = ENGINES[config.execution](config, model, data, jit_compile_for(tf_device))
+            engine = ENGINES[config.execution](config, model, data, jit_compile)
             result.device.update(engine.info())
             train_flops = flops.count(model).train
             result.device["train_flops_per_sample"] = train_flops
+            result.device.update(traffic.info(model, config.optimizer, config.batch_size), steps_per_epoch=engine.steps)
             peak = measure_peak(tf_device)
             result.device["peak_gflops"] = peak.gflops if peak else None
             strip = learned.strip_indices(data.y_test)

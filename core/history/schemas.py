@@ -169,6 +169,9 @@ DEVICE_INFO = closed(
         "peak_gflops": number(0, nullable=True),
         "peak_matrix_size": whole(1, nullable=True),
         "jit_compile": {"type": "boolean", "description": "true or false"},  # XLA on for this device's steps
+        # Optional (core.roofline): a sweep from before them, or whose measurement failed, has none or null.
+        "bandwidth_gbs": number(0, nullable=True),
+        "step_floor_seconds": number(0, nullable=True),
     }
 )
 MODEL = closed(
@@ -176,6 +179,7 @@ MODEL = closed(
         "name": text(),
         "hidden_units": whole(1),
         **{name: whole(0) for name in ("parameters", "train_flops_per_sample", "forward_flops_per_sample")},
+        **{name: whole(0) for name in ("sample_bytes", "step_bytes")},  # optional: core.engine.traffic
     }
 )
 POINT = closed(
