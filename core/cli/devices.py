@@ -1,4 +1,4 @@
-"""python -m core devices: the CPU, GPUs and TensorFlow build of this machine."""
+"""python -m core devices: the CPU, GPUs and TensorFlow build of this machine, and each device's peak and bandwidth."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ def cmd_devices(args: argparse.Namespace) -> int:
     from core.engine import devices  # TensorFlow loads here, not for --help or the history commands
 
     info = devices.host_info()
+    limits = {name: _limits(name) for name in ["cpu"] + [f"gpu:{g.index}" for g in info.gpus]}
     if args.json:
-        print(json.dumps(info.to_dict(), indent=2))
+        print(json.dumps({**info.to_dict(), "limits": limits}, indent=2))
         return EXIT_OK
     print(f"TensorFlow {info.tensorflow} (Keras {info.keras}), Python {info.python} on {info.hostname}")
     print(f"CPU   {info.cpu_model}, {info.cpu_cores} cores usable ({info.logical_cpus} logical TF device(s))")
@@ -25,9 +26,31 @@ def cmd_devices(args: argparse.Namespace) -> int:
     for gpu in info.gpus:
         memory = f", {gpu.memory_mb:,} MiB" if gpu.memory_mb else ""
         print(f"GPU:{gpu.index} {gpu.name}, compute capability {gpu.compute_capability or '?'}{memory}")
+    for name, measured in limits.items():
+        peak, bandwidth = measured["peak_gflops"], measured["bandwidth_gbs"]
+        print(
+            f"{name.upper():<5} peak {f'{peak:,.0f} GFLOP/s' if peak else 'not measured'} (float32 matmul), "
+            f"memory bandwidth {f'{bandwidth:,.1f} GB/s' if bandwidth else 'not measured'} (float32 read-and-reduce)"
+        )
     return EXIT_OK
 
 
+def _limits(name: str) -> dict[str, float | None]:
+    """A device's measured peak and bandwidth; None for one that could not be measured."""
+    from core.engine import devices, peak
+    from core.engine.job import measure_peak
+
+    tf_device = devices.resolve(name)
+    measured = measure_peak(tf_device)
+    try:
+        bandwidth: float | None = peak.measure_bandwidth(tf_device).gbs
+    except Exception:  # noqa: BLE001 - a failed measurement is said, not a failed command
+        bandwidth = None
+    return {"peak_gflops": measured.gflops if measured else None, "bandwidth_gbs": bandwidth}
+
+
 COMMAND = Command(
-    "list the CPU, GPUs and TensorFlow build", lambda p: p.add_argument("--json", action="store_true"), cmd_devices
+    "list the CPU, GPUs and TensorFlow build, with each device's measured peak and bandwidth",
+    lambda p: p.add_argument("--json", action="store_true"),
+    cmd_devices,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core import roofline
 from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.config import DATASETS, EXECUTIONS, MODELS, OPTIMIZERS, ConfigError, TrainConfig, canonical_execution
 from core.engine import memory
@@ -65,7 +66,9 @@ def format_summary(result) -> str:
     acc = result.final_test_accuracy()
     acc_text = f"final test accuracy {acc:.4f}" if acc is not None else "no finished epoch"
     where = result.device.get("variables_on", "?")
-    return f"{result.status}: {steady}; {acc_text}; variables on {where}"
+    breakdown = roofline.run_breakdown(result)
+    bound = f"\n{roofline.bound_sentence(breakdown)}" if breakdown else ""
+    return f"{result.status}: {steady}; {acc_text}; variables on {where}{bound}"
 
 
 def cmd_train(args: argparse.Namespace) -> int:
