@@ -89,7 +89,7 @@ class Breakdown:
 
 def roof(device: str, info: dict) -> Roof:
     """A device's roofs from its device info (peak_gflops, bandwidth_gbs)."""
-    return Roof(device, _positive(info.get("peak_gflops")), _positive(info.get("bandwidth_gbs")))
+    return Roof(device, measured(info.get("peak_gflops")), measured(info.get("bandwidth_gbs")))
 
 
 def epoch_breakdown(
@@ -148,17 +148,17 @@ def run_breakdown(result) -> Breakdown | None:
         int(steps),
         int(result.config["batch_size"]),
         flops,
-        _positive(info.get("train_bytes_per_sample")),
-        _positive(info.get("peak_gflops")),
-        _positive(info.get("bandwidth_gbs")),
-        _positive(info.get("step_floor_seconds")),
+        measured(info.get("train_bytes_per_sample")),
+        measured(info.get("peak_gflops")),
+        measured(info.get("bandwidth_gbs")),
+        measured(info.get("step_floor_seconds")),
     )
 
 
 def run_point(result, device: str) -> Point | None:
     """A RunResult on the roofline (median of its steady epochs); None before epoch 2 or without its bytes."""
     info = result.device
-    flops, moved = info.get("train_flops_per_sample"), _positive(info.get("train_bytes_per_sample"))
+    flops, moved = info.get("train_flops_per_sample"), measured(info.get("train_bytes_per_sample"))
     steady = [e.gflops_per_second for e in result.steady_epochs() if e.gflops_per_second]
     rate = result.median_samples_per_second()
     if not flops or not moved or not steady or not rate:
@@ -169,9 +169,8 @@ def run_point(result, device: str) -> Point | None:
     )
 
 
-def sweep_points(sweep) -> list[Point]:
-    """A SweepResult's measured points on the roofline: bytes per sample differ by batch (the weights amortise)."""
-    model = sweep.model
+def sweep_points(points, model: dict) -> list[Point]:
+    """A sweep's measured points (SweepPoints) on the roofline; bytes per sample differ by batch (weights amortise)."""
     flops, per_sample, per_step = (model.get(k) for k in ("train_flops_per_sample", "sample_bytes", "step_bytes"))
     if not flops or per_sample is None or per_step is None:
         return []
@@ -184,7 +183,7 @@ def sweep_points(sweep) -> list[Point]:
             p.gflops_per_second,
             p.samples_per_second,
         )  # fmt: skip
-        for p in sweep.points
+        for p in points
         if p.samples_per_second and p.gflops_per_second
     ]
 
@@ -207,7 +206,7 @@ def si(value: float, unit: str) -> str:
     return f"{value:g} {unit}"
 
 
-def _positive(value) -> float | None:
+def measured(value) -> float | None:
     """A measured figure if it is a positive finite number, else None (not measured)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         return None

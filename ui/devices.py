@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import probe
-from ui import charts, layout, watcher
+from ui import charts, layout, roofline, watcher
 from ui.resources import hardware
 
 
@@ -26,6 +26,7 @@ def devices_ui(hw: probe.Probe, snap: watcher.Snapshot) -> None:
     for s, label in zip(runs, charts.series_labels([s.config for s in runs]), strict=True):
         if s.result and s.result.device.get("variables_on"):
             rows.append((f"Last run, {label}", f"variables lived on {s.result.device['variables_on']}"))
+            rows.append((f"Limits, {label}", roofline.limits_text(s.result.device)))
     st.markdown("| | This machine |\n|---|---|\n" + "\n".join(f"| **{k}** | {v} |" for k, v in rows))
     if not hw.gpus:
         st.caption(NO_GPU_HERE)

@@ -16,7 +16,7 @@ from core.history.rows import result_csv
 from core.history.store import Store, StoreError
 from core.results import SweepPoint, SweepResult, crossover_sentence, points_frame
 from core.runner import JobStatus
-from ui import charts, kept, layout, live, views, watcher
+from ui import charts, kept, layout, live, roofline, views, watcher
 from ui.resources import get_store, hardware
 
 KIND = "sweep"
@@ -158,6 +158,7 @@ def result_ui(points: list[SweepPoint], model: dict, devices: dict) -> None:
     )  # fmt: skip
     for sentence in views.idle_sentences(points, model.get("train_flops_per_sample"), devices):
         st.markdown(f"- {views.plain(sentence)}")
+    roofline.sweep_ui(points, model, devices)  # each point on its device's roofline
     with st.expander("Why a small model leaves a GPU idle, and why fusing steps helps"):
         st.markdown(WHY_IDLE)
 

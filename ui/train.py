@@ -15,7 +15,7 @@ from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
 from core.runner import JobStatus
-from ui import charts, comparison, layout, live, train_settings, watcher
+from ui import charts, comparison, layout, live, roofline, train_settings, watcher
 from ui.resources import hardware
 
 KIND = "train"
@@ -68,6 +68,7 @@ def results_ui(runs: tuple[JobStatus, ...], hw: probe.Probe) -> None:
             st.error(f"{label}: {s.error or 'the run failed.'}")
     results = [live.snapshot(s) for s in runs]
     comparison.compare_ui(results, names)
+    roofline.runs_ui(results, names)  # why: the runs on their devices' rooflines
     if len(results) == 1 and results[0].epochs:
         st.caption(compare_hint(hw))
 
