@@ -1,0 +1,52 @@
+"""The Train view after a run: the roofline with the run's point, where its epoch goes, and the bound in words."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pyarrow as pa
+import pytest
+
+from core import roofline
+from tests.test_app import page, settle
+from ui import views
+from ui.resources import get_runner
+
+
+def charts_by_title(node) -> dict[str, list[list[dict]]]:
+    """Each chart's title -> its datasets' rows (Streamlit ships them as Arrow)."""
+    found = {}
+    for chart in node.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        title = spec.get("title", {}).get("text") if isinstance(spec.get("title"), dict) else spec.get("title")
+        found[title] = [pa.ipc.open_stream(io.BytesIO(d.data.data)).read_all().to_pylist() for d in chart.proto.datasets]
+    return found
+
+
+def test_after_a_run_the_roofline_and_the_epoch_breakdown_show_the_runs_point():
+    at = page("Train")
+    for key, value in {"dataset": "synthetic", "model": "softmax", "train_subset": 300, "batch_size": 50,
+                       "epochs": 2, "mode": "cpu"}.items():  # fmt: skip
+        at.session_state[key] = value
+    settle(at.run().button(key="run").click().run())
+    assert not at.exception
+    (result,) = [get_runner().status(i).result for i in at.session_state["train"].ids]
+    point = roofline.run_point(result, "CPU")
+    charts = charts_by_title(at)
+    assert {"Roofline", "Where an epoch goes"} <= set(charts)
+
+    rows = [r for data in charts["Roofline"] for r in data]
+    (dot,) = [r for r in rows if "run" in r]
+    assert dot["intensity"] == pytest.approx(point.intensity) and dot["gflops"] == pytest.approx(point.gflops)
+    assert (dot["model"], dot["batch_size"], dot["device"]) == ("softmax", 50, "CPU")
+    roof = [r for r in rows if "run" not in r]
+    assert max(r["gflops"] for r in roof) == pytest.approx(result.device["peak_gflops"])
+
+    parts = {r["part"]: r["seconds"] for data in charts["Where an epoch goes"] for r in data if "part" in r}
+    b = roofline.run_breakdown(result)
+    assert parts["step overhead (floor × steps)"] == pytest.approx(b.overhead)
+    assert parts["compute at peak"] == pytest.approx(b.compute)
+    sentence = views.plain(roofline.bound_sentence(b))
+    assert any(sentence in m.value for m in at.markdown)
+    assert any(c.value.startswith("These are models, not profiles") for c in at.caption)
