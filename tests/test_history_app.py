@@ -177,9 +177,10 @@ def test_several_runs_download_as_a_zip_of_importable_files_and_one_csv(tmp_path
     assert [r.to_dict() for r in elsewhere.load(ids)] == [r.to_dict() for r in store.load(ids)]
 
     csv = views.join_csv([store.export_csv(i) for i in ids]).splitlines()
-    assert csv[0].startswith("device,run_id,epoch,")
+    assert csv[0].startswith("device,execution,run_id,epoch,")
     assert len(csv) == 1 + sum(len(r.epochs) for r in store.load(ids))
-    assert {line.split(",")[1] for line in csv[1:]} == set(ids)
+    assert {line.split(",")[2] for line in csv[1:]} == set(ids)
+    assert {line.split(",")[1] for line in csv[1:]} <= {"keras-fit", "keras-fit-spe", "multi-step-loop"}
 
 
 def test_history_labels_tell_alike_runs_apart():

@@ -333,8 +333,8 @@ def test_cli_import_and_export_exit_codes(tmp_path, capsys):
     assert capsys.readouterr().out == VALID_TEXT + "\n"
     assert main(["export", "gpu0run00001", "--csv", "--db", db]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("device,run_id,epoch,train_loss") and len(lines) == 1 + N
-    assert lines[1].split(",")[:3] == ["GPU", "gpu0run00001", "1"]
+    assert lines[0].startswith("device,execution,run_id,epoch,train_loss") and len(lines) == 1 + N
+    assert lines[1].split(",")[:4] == ["GPU", "multi-step-loop", "gpu0run00001", "1"]
     assert main(["export", "nope", "--db", db]) == 1
     assert "no run 'nope'" in capsys.readouterr().err
     assert main(["export", "--db", db]) == 2  # neither a RUN_ID nor --all

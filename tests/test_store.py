@@ -85,9 +85,10 @@ def test_history_rows_summarise_as_computed_by_hand(db):
         50,
     )
     assert (row.epochs_done, row.epochs_total, row.status, row.host) == (4, 4, "completed", "gpu-server")
+    assert row.execution == "multi-step-loop"  # the sample run's, as a row of the table and of the CSV
     assert (rows[0].epochs_done, rows[0].epochs_total, rows[0].status) == (3, 10, "cancelled")
     assert list(row.to_dict()) == [
-        "run_id", "when", "dataset", "model", "device", "variables_on", "device_name", "epochs_done",
+        "run_id", "when", "dataset", "model", "device", "variables_on", "device_name", "execution", "epochs_done",
         "epochs_total", "batch_size", "final_test_accuracy", "median_epoch_seconds", "status", "host", "origin",
     ]  # fmt: skip
     assert db.history(limit=1)[0].run_id == "new"

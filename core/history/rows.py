@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
+from core.config import canonical_execution
 from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
 
 
@@ -22,6 +23,7 @@ class HistoryRow:
     device: str | None  # requested: cpu, gpu, gpu:1, ...
     variables_on: str | None  # where the model's variables lived: CPU:0, GPU:0
     device_name: str | None  # CPU model or GPU name
+    execution: str | None  # keras-fit, keras-fit-spe or multi-step-loop (an old file's fast/keras-default, renamed)
     epochs_done: int
     epochs_total: int | None
     batch_size: int | None
@@ -49,6 +51,7 @@ def history_row(result: RunResult, origin: str = "local") -> HistoryRow:
         device=device.get("requested") or config.get("device"),
         variables_on=device.get("variables_on"),
         device_name=device.get("name"),
+        execution=execution_name(config.get("execution")),
         epochs_done=len(result.epochs),
         epochs_total=config.get("epochs"),
         batch_size=config.get("batch_size"),
@@ -60,15 +63,21 @@ def history_row(result: RunResult, origin: str = "local") -> HistoryRow:
     )
 
 
+def execution_name(value: Any) -> str | None:
+    """The execution mode's current name (an old file's 'fast' reads 'multi-step-loop'); None if there is none."""
+    return canonical_execution(value) if isinstance(value, str) else None
+
+
 def epochs_csv(result: RunResult) -> str:
-    """One CSV line per epoch: device, run_id, then every EpochMetrics field (RunResult.to_frame's columns)."""
+    """One CSV line per epoch: device, execution, run_id, then every EpochMetrics field but the per-call lists."""
     names = [f.name for f in fields(EpochMetrics) if f.name not in V2_EPOCH_FIELDS]  # lists are not CSV cells
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["device", "run_id", *names])
+    writer.writerow(["device", "execution", "run_id", *names])
     label = result.device.get("label") or result.config.get("device")
+    execution = execution_name(result.config.get("execution"))
     for m in result.epochs:
-        writer.writerow([label, result.run_id, *(getattr(m, n) for n in names)])
+        writer.writerow([label, execution, result.run_id, *(getattr(m, n) for n in names)])
     return out.getvalue()
 
 

@@ -14,7 +14,7 @@ from core.history import summary
 from core.history.checks import check_result
 from core.history.limits import RunFileError
 from core.history.paths import StoreError
-from core.history.rows import HistoryRow
+from core.history.rows import HistoryRow, execution_name
 from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
 
 RUN_COLUMNS = "run_id, status, schema_version, config, host, device, error, started_at, finished_at, origin"
@@ -22,7 +22,7 @@ RUN_COLUMNS = "run_id, status, schema_version, config, host, device, error, star
 SUMMARY_COLUMNS = (
     "run_id, started_at, json_extract(config, '$.dataset'), json_extract(config, '$.model'),"
     " json_extract(device, '$.requested'), json_extract(config, '$.device'), json_extract(device, '$.variables_on'),"
-    " json_extract(device, '$.name'), epochs_done, json_extract(config, '$.epochs'),"
+    " json_extract(device, '$.name'), json_extract(config, '$.execution'), epochs_done, json_extract(config, '$.epochs'),"
     " json_extract(config, '$.batch_size'), final_test_accuracy, median_epoch_seconds, status,"
     " json_extract(host, '$.hostname'), origin"
 )
@@ -76,11 +76,12 @@ def require_train(db: sqlite3.Connection, run_id: str) -> None:
 
 def summary_row(row: tuple) -> HistoryRow:
     """A HistoryRow from the SUMMARY_COLUMNS of a runs row."""
-    run_id, when, dataset, model, requested, configured, variables_on, name, done, total, batch = row[:11]
-    accuracy, median, status, host, origin = row[11:]
+    run_id, when, dataset, model, requested, configured, variables_on, name, execution, done, total = row[:11]
+    batch, accuracy, median, status, host, origin = row[11:]
     return HistoryRow(
         run_id=run_id or "", when=when, dataset=dataset, model=model, device=requested or configured,
-        variables_on=variables_on, device_name=name, epochs_done=done, epochs_total=total, batch_size=batch,
+        variables_on=variables_on, device_name=name, execution=execution_name(execution), epochs_done=done,
+        epochs_total=total, batch_size=batch,
         final_test_accuracy=accuracy, median_epoch_seconds=median, status=status, host=host, origin=origin,
     )  # fmt: skip
 
