@@ -31,8 +31,8 @@ def main() -> None:
     # A subheader, not a title: on a 1280x720 projector the view's own content gets the height.
     st.subheader("TensorFlow training: CPU vs GPU, live", anchor=False)
     st.caption(
-        "The same model, data and seed in each run. Epoch 1 includes tracing and compilation; "
-        "speed is the median of epochs 2 and later."
+        "The same model, data, seed and batches in each run. Epoch 1 includes tracing and compilation; "
+        "speed compares seconds per step after it."
     )
     watcher.queue_ui()
     page.run()

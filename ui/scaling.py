@@ -81,14 +81,19 @@ def settings_ui(hw: probe.Probe) -> None:
     model, width, repeats, steps = st.columns(4)
     model.selectbox("Model", list(models.REGISTRY), key="sw_model", format_func=lambda n: models.REGISTRY[n].label)
     width.number_input(
-        "MLP hidden units (model width)", 1, MAX_HIDDEN, step=64, key="sw_hidden", disabled=ss.sw_model != "mlp",
-        help="Only the MLP has a hidden layer to widen; a wider layer is more arithmetic per sample.",
+        "MLP hidden units (model width)", None, None, step=64, key="sw_hidden", disabled=ss.sw_model != "mlp",
+        help=f"1 to {MAX_HIDDEN:,}. Only the MLP has a hidden layer to widen; a wider layer is more arithmetic per sample.",
     )  # fmt: skip
     repeats.number_input(
-        "Repeats per point", 1, MAX_REPEATS, step=1, key="sw_repeats", help="The spread is over these."
+        "Repeats per point", None, None, step=1, key="sw_repeats", help=f"1 to {MAX_REPEATS}; the spread is over these."
     )
     steps.number_input(
-        "Timed steps per repeat (0 = auto)", 0, MAX_STEPS, step=10, key="sw_steps", help="Auto: about 0.5 s of work."
+        "Timed steps per repeat (0 = auto)",
+        None,
+        None,
+        step=10,
+        key="sw_steps",
+        help=f"0 to {MAX_STEPS:,}. Auto: about 0.5 s of work.",
     )
     st.multiselect("Batch sizes", SWEEP_BATCHES, key="sw_batches")
     columns = st.columns(4)
