@@ -1,0 +1,65 @@
+"""Benchmark: how far the tutorial's model is from its floors, in each execution mode, on this machine.
+
+Softmax regression on Fashion-MNIST, batch 100, SGD 0.1 (the tutorial), trained in each execution
+mode in turn, round after round (modes alternate, so machine noise hits them alike). For each mode:
+the median steady-state epoch (epochs 2..N of every round), and from the same process the compute
+floor (the epoch's training FLOPs at the matmul peak), the memory floor (its bytes at the measured
+bandwidth) and the overhead floor (the mode's step floor x steps). Last line:
+epoch_vs_floor = the fastest mode's epoch / max(compute floor, memory floor).
+
+    .venv/bin/python bench/floor.py [--rounds 2] [--epochs 4] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core import roofline  # noqa: E402
+from core.config import EXECUTIONS, TrainConfig  # noqa: E402
+from core.engine.training import train  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2, help="runs per mode, alternating modes")
+    parser.add_argument("--epochs", type=int, default=4, help="epochs per run (epoch 1 is warm-up)")
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+    epochs: dict[str, list[float]] = {mode: [] for mode in EXECUTIONS}
+    last = {}
+    for _ in range(args.rounds):
+        for mode in EXECUTIONS:
+            config = TrainConfig(dataset="fashion_mnist", model="softmax", device=args.device, epochs=args.epochs,
+                                 batch_size=100, learning_rate=0.1, optimizer="sgd", execution=mode)  # fmt: skip
+            result = train(config)
+            if result.status != "completed":
+                sys.exit(f"{mode}: training {result.status}: {result.error}")
+            epochs[mode] += [e.train_seconds for e in result.steady_epochs()]
+            last[mode] = result
+    info = next(iter(last.values())).device
+    print(f"device {info['label']}: peak {info['peak_gflops']:.0f} GFLOP/s, bandwidth {info['bandwidth_gbs']:.1f} GB/s")
+    print(f"{'mode':<16} {'jit':>5} {'epoch s':>8} {'compute':>8} {'memory':>8} {'overhead':>9} {'epoch/floor':>11}")
+    ratios = {}
+    for mode, result in last.items():
+        median = statistics.median(epochs[mode])
+        b = roofline.run_breakdown(result)
+        b = roofline.epoch_breakdown(median, b.steps, 100, result.device["train_flops_per_sample"],
+                                     result.device["train_bytes_per_sample"], b.peak_gflops, b.bandwidth_gbs,
+                                     result.device["step_floor_seconds"])  # fmt: skip
+        ratios[mode] = median / max(b.compute or 0, b.memory or 0)
+        print(
+            f"{mode:<16} {result.device['jit_compile']!s:>5} {median:8.3f} {b.compute:8.4f} {b.memory:8.4f} "
+            f"{b.overhead:9.4f} {ratios[mode]:11.2f}"
+        )
+    fastest = min(ratios, key=ratios.get)
+    print(f"fastest: {fastest}; {roofline.bound_sentence(roofline.run_breakdown(last[fastest]))}")
+    print(f"epoch_vs_floor: {ratios[fastest]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
