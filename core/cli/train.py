@@ -67,8 +67,9 @@ def format_summary(result) -> str:
     acc_text = f"final test accuracy {acc:.4f}" if acc is not None else "no finished epoch"
     where = result.device.get("variables_on", "?")
     breakdown = roofline.run_breakdown(result)
-    bound = f"\n{roofline.bound_sentence(breakdown)}" if breakdown else ""
-    return f"{result.status}: {steady}; {acc_text}; variables on {where}{bound}"
+    # The bound first: the summary stays the last line, as scripts read it.
+    bound = f"{roofline.bound_sentence(breakdown)}\n" if breakdown else ""
+    return f"{bound}{result.status}: {steady}; {acc_text}; variables on {where}"
 
 
 def cmd_train(args: argparse.Namespace) -> int:
