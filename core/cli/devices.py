@@ -13,10 +13,10 @@ def cmd_devices(args: argparse.Namespace) -> int:
     from core.engine import devices  # TensorFlow loads here, not for --help or the history commands
 
     info = devices.host_info()
-    limits = {name: _limits(name) for name in ["cpu"] + [f"gpu:{g.index}" for g in info.gpus]}
-    if args.json:
-        print(json.dumps({**info.to_dict(), "limits": limits}, indent=2))
+    if args.json:  # the host's description only, a stable format; the measured limits are in each run's file
+        print(json.dumps(info.to_dict(), indent=2))
         return EXIT_OK
+    limits = {name: _limits(name) for name in ["cpu"] + [f"gpu:{g.index}" for g in info.gpus]}
     print(f"TensorFlow {info.tensorflow} (Keras {info.keras}), Python {info.python} on {info.hostname}")
     print(f"CPU   {info.cpu_model}, {info.cpu_cores} cores usable ({info.logical_cpus} logical TF device(s))")
     cuda = f"CUDA {info.cuda_build}, cuDNN {info.cudnn_build}" if info.cuda_build else "no CUDA (CPU-only build)"
