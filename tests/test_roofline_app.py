@@ -20,7 +20,9 @@ def charts_by_title(node) -> dict[str, list[list[dict]]]:
     for chart in node.get("vega_lite_chart"):
         spec = json.loads(chart.proto.spec)
         title = spec.get("title", {}).get("text") if isinstance(spec.get("title"), dict) else spec.get("title")
-        found[title] = [pa.ipc.open_stream(io.BytesIO(d.data.data)).read_all().to_pylist() for d in chart.proto.datasets]
+        found[title] = [
+            pa.ipc.open_stream(io.BytesIO(d.data.data)).read_all().to_pylist() for d in chart.proto.datasets
+        ]
     return found
 
 
