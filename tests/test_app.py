@@ -148,7 +148,8 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     series = ["CPU (plain fit)", "CPU (multi-step loop)"]
 
     # The race against the clock (the default x axis): training accuracy at every call, test at every epoch.
-    (race_spec, race_rows), (time_spec, time_rows) = chart_specs(train)
+    # Then the roofline's charts (tests/test_roofline_app.py).
+    (race_spec, race_rows), (time_spec, time_rows), *_ = chart_specs(train)
     race, secs = encoding(race_spec), encoding(time_spec)
     assert race["x"]["field"] == "seconds" and race["y"]["field"] == "accuracy"
     assert secs["x"]["field"] == "epoch" and secs["y"]["field"] == "seconds"
@@ -164,7 +165,7 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
         assert [r["warmup"] for r in time_rows if r["series"] == name] == [True] + [False] * (epochs - 1)
     # The per-epoch view is one click away.
     at.segmented_control(key="accuracy_x").set_value("epoch").run()
-    (acc_spec, acc_rows), _ = chart_specs(at)
+    (acc_spec, acc_rows), *_ = chart_specs(at)
     assert encoding(acc_spec)["x"]["field"] == "epoch" and len(acc_rows) == 2 * 2 * epochs
 
     # One row of numbers per run, time to the default target included; no number cut on a projector.
