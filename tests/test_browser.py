@@ -137,7 +137,7 @@ def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, 
 
     expect(status(page)).to_contain_text("CPU (multi-step loop): done, 3 epochs", timeout=120_000)
     expect(status(page)).to_contain_text("CPU (plain fit): done, 3 epochs")
-    charts = page.locator('[data-testid="stVegaLiteChart"]:visible')
+    charts = page.locator('.st-key-run_charts [data-testid="stVegaLiteChart"]:visible')
     expect(charts).to_have_count(2, timeout=30_000)
     for i in range(2):
         expect(charts.nth(i).locator("canvas, svg").first).to_be_visible(timeout=30_000)
@@ -209,7 +209,7 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     assert stop_seconds < 5, "Stop must end the run within a second or two"
     expect(status(presenter)).to_contain_text("CPU (multi-step loop): stopped before epoch 1")
     # The finished epochs stay on the page.
-    expect(presenter.locator('[data-testid="stVegaLiteChart"]:visible')).to_have_count(2)
+    expect(presenter.locator('.st-key-run_charts [data-testid="stVegaLiteChart"]:visible')).to_have_count(2)
 
     # The waiting session runs as soon as the runner is free.
     expect(status(viewer)).to_contain_text("CPU (multi-step loop): done, 3 epochs", timeout=120_000)
@@ -233,7 +233,7 @@ def test_a_server_run_uploaded_in_history_is_overlaid_and_a_second_upload_change
         timeout=30_000
     )
     # Picked at once: its two charts and its metrics are drawn in the History tab.
-    charts = page.locator('[data-testid="stVegaLiteChart"]:visible')
+    charts = page.locator('.st-key-run_charts [data-testid="stVegaLiteChart"]:visible')
     expect(charts).to_have_count(2, timeout=30_000)
     expect(page.get_by_text("GPU:0 on gpu-server · variables on GPU:0")).to_be_visible()
 
@@ -241,11 +241,12 @@ def test_a_server_run_uploaded_in_history_is_overlaid_and_a_second_upload_change
     again = tmp_path / "gpu-run (1).json"
     again.write_bytes(run_file.read_bytes())
     uploader.set_input_files(again)
+    # The uploader keeps the files chosen before, so each one's sentence may be on screen: look at the newest.
     expect(
-        page.get_by_text("Run browser-upload-1 from gpu-server is already in the history; nothing changed.")
-    ).to_be_visible(timeout=30_000)
+        page.get_by_text("Run browser-upload-1 from gpu-server is already in the history; nothing changed.").last
+    ).to_be_visible(timeout=60_000)
     uploader.set_input_files(bad_file)
-    expect(page.get_by_text("bad.json: The file is missing the field")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("bad.json: The file is missing the field").last).to_be_visible(timeout=60_000)
     wait_until_idle(page)
     assert page.locator('[data-testid="stException"]').count() == 0
     assert errors == []

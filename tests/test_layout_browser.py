@@ -13,7 +13,7 @@ from tests.test_browser import ARTIFACTS, FIT_CPU, browser, open_page, server, s
 pytestmark = pytest.mark.browser
 
 SIZES = {"720p": {"width": 1280, "height": 720}, "xga": {"width": 1024, "height": 768}}
-CHARTS = '[data-testid="stVegaLiteChart"]:visible'
+CHARTS = '.st-key-run_charts [data-testid="stVegaLiteChart"]:visible'  # the two live charts, not the roofline's
 # Text that must never be cut: every visible element with text of its own, in the page's main area and sidebar.
 OVERFLOWING = """
 () => {

@@ -64,7 +64,8 @@ def charts_ui(results: list[RunResult], labels: list[str], axis: str, target: fl
         st.info("The charts appear when epoch 1 finishes (it includes tracing and compilation).")
         return
     total = max((r.config.get("epochs") or len(r.epochs) for r in results), default=1)
-    left, right = st.columns(2)
+    # Keyed, so a test (and a person's eye) can tell the two live charts from the roofline's below them.
+    left, right = st.container(key="run_charts").columns(2)
     if axis == "clock":
         race = charts.race_frame([compare.race_points(r) for r in results], labels)
         left.altair_chart(charts.race_chart(race, target), width="stretch")
