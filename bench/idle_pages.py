@@ -60,6 +60,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 VIEWPORT = {"width": 1280, "height": 720}
 RUNNING = '[data-testid="stStatusWidget"]'  # Streamlit's "running" indicator, present only while the script runs
 EPOCHS_RE = re.compile(r"(\d+)\s+of\s+(\d+)\s+epochs")
+IN_PROGRESS_RE = re.compile(r"\bepoch\s+(\d+)\s+of\s+(\d+)")  # core.progress: "epoch 3 of 10" is in progress
 # Thread names (comm, 15 characters) taken to be training: the project's worker and what TensorFlow starts.
 TRAINING_RE = re.compile(r"^(training-runn|tf_|tf-|Eigen|inter_op|intra_op|grpc)", re.IGNORECASE)
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -271,10 +272,13 @@ def page_ready(page, timeout_ms: int = 60_000) -> bool:
 def page_epochs(page) -> int | None:
     """Epochs done, from the first 'N of M epochs' on the page, or None when there is none."""
     try:
-        m = EPOCHS_RE.search(page.locator("body").inner_text(timeout=5000))
+        text = page.locator("body").inner_text(timeout=5000)
     except Exception:  # noqa: BLE001
         return None
-    return int(m.group(1)) if m else None
+    if m := EPOCHS_RE.search(text):
+        return int(m.group(1))
+    m = IN_PROGRESS_RE.search(text)  # newer pages word the epoch in progress: 'epoch 4 of 10' = 3 done
+    return int(m.group(1)) - 1 if m else None
 
 
 def start_from_page(page, epochs: int) -> list[str]:
