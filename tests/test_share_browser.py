@@ -17,7 +17,16 @@ from playwright.sync_api import expect
 
 from tests.conftest import ROOT
 from tests.sample_runs import make_result
-from tests.test_browser import ARTIFACTS, PROJECTOR, browser, free_port, status, view, wait_until_idle  # noqa: F401
+from tests.test_browser import (  # noqa: F401
+    ARTIFACTS,
+    PROJECTOR,
+    browser,
+    free_port,
+    pick_first,
+    status,
+    view,
+    wait_until_idle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -111,8 +120,7 @@ def test_the_viewer_watches_and_the_presenter_runs_and_stops(shared, browser, fa
     view(viewer, "History")
     wait_until_idle(viewer)
     expect(viewer.locator('.st-key-history_upload input[type="file"]')).to_be_disabled()
-    viewer.locator(".st-key-history_pick").click(timeout=60_000)  # a busy 2-core machine draws History slowly
-    viewer.get_by_role("option").first.click()
+    assert pick_first(viewer, "history_pick")  # the run the presenter stopped is there to pick
     viewer.keyboard.press("Escape")
     expect(button(viewer, "history_delete")).to_be_disabled(timeout=10_000)
     wait_until_idle(viewer)
