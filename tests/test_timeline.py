@@ -138,6 +138,23 @@ def test_time_to_accuracy_counts_training_seconds_until_the_first_epoch_there():
     assert compare.default_target([]) is None
 
 
+def test_time_to_accuracy_is_said_by_the_cli_summary_and_readable_from_the_exported_csv():
+    from core.cli.train import format_summary
+    from core.history.rows import epochs_csv
+
+    run = _run([0.01], [0.70, 0.81, 0.79, 0.86], epoch_seconds=2.0)
+    assert compare.time_to_accuracy_sentence(run) == "time to 86% test accuracy: 8.00 s of training (epoch 4)"
+    assert compare.time_to_accuracy_sentence(run, 0.80) == "time to 80% test accuracy: 4.00 s of training (epoch 2)"
+    assert compare.time_to_accuracy_sentence(run, 0.90) == "time to 90% test accuracy: not reached in 4 epochs"
+    assert "time to 86% test accuracy: 8.00 s" in format_summary(run).splitlines()[-2]
+    header, *rows = [line.split(",") for line in epochs_csv(run).splitlines()]
+    elapsed = [float(r[header.index("elapsed_train_seconds")]) for r in rows]
+    accuracy = [float(r[header.index("test_accuracy")]) for r in rows]
+    assert elapsed == [2.0, 4.0, 6.0, 8.0]
+    # Time to 80 %, read off the export as a spreadsheet would: the first row at or above it.
+    assert next(t for t, a in zip(elapsed, accuracy, strict=True) if a >= 0.80) == compare.time_to_accuracy(run, 0.80)
+
+
 def test_race_points_put_calls_and_epochs_on_one_clock(runs):
     rows = compare.race_points(runs["keras-fit-spe"])
     assert [r["seconds"] for r in rows] == sorted(r["seconds"] for r in rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core import roofline
+from core import compare, roofline
 from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.config import DATASETS, EXECUTIONS, MODELS, OPTIMIZERS, ConfigError, TrainConfig, canonical_execution
 from core.engine import memory
@@ -67,9 +67,11 @@ def format_summary(result) -> str:
     acc_text = f"final test accuracy {acc:.4f}" if acc is not None else "no finished epoch"
     where = result.device.get("variables_on", "?")
     breakdown = roofline.run_breakdown(result)
-    # The bound first: the summary stays the last line, as scripts read it.
+    # The bound and the time to an accuracy first: the summary stays the last line, as scripts read it.
     bound = f"{roofline.bound_sentence(breakdown)}\n" if breakdown else ""
-    return f"{bound}{result.status}: {steady}; {acc_text}; variables on {where}"
+    reached = compare.time_to_accuracy_sentence(result)
+    race = f"{reached}\n" if reached else ""
+    return f"{bound}{race}{result.status}: {steady}; {acc_text}; variables on {where}"
 
 
 def cmd_train(args: argparse.Namespace) -> int:

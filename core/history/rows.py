@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
+from core.compare import elapsed_seconds
 from core.config import canonical_execution
 from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
 
@@ -69,15 +70,16 @@ def execution_name(value: Any) -> str | None:
 
 
 def epochs_csv(result: RunResult) -> str:
-    """One CSV line per epoch: device, execution, run_id, then every EpochMetrics field but the per-call lists."""
+    """One CSV line per epoch: device, execution, run_id, every EpochMetrics field but the per-call lists, and
+    elapsed_train_seconds (training seconds summed from epoch 1: time to any test accuracy reads off it)."""
     names = [f.name for f in fields(EpochMetrics) if f.name not in V2_EPOCH_FIELDS]  # lists are not CSV cells
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["device", "execution", "run_id", *names])
+    writer.writerow(["device", "execution", "run_id", *names, "elapsed_train_seconds"])
     label = result.device.get("label") or result.config.get("device")
     execution = execution_name(result.config.get("execution"))
-    for m in result.epochs:
-        writer.writerow([label, execution, result.run_id, *(getattr(m, n) for n in names)])
+    for m, elapsed in zip(result.epochs, elapsed_seconds(result), strict=True):
+        writer.writerow([label, execution, result.run_id, *(getattr(m, n) for n in names), round(elapsed, 6)])
     return out.getvalue()
 
 
