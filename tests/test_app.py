@@ -7,14 +7,17 @@ waits for the page's jobs to finish, then reruns the page, as the live fragment 
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import subprocess
 import sys
 import time
 
+import numpy as np
 import pyarrow as pa
 import pytest
+from PIL import Image as PILImage
 from streamlit.testing.v1 import AppTest
 
 from core import compare, probe, snippet
@@ -85,6 +88,7 @@ def test_first_render_does_not_import_tensorflow_nor_wait_for_the_gpu_check():
     # A fresh interpreter: other tests in this process import TensorFlow.
     script = """
 import json, sys, time
+from PIL import Image as PILImage
 from streamlit.testing.v1 import AppTest
 from core import compare, probe, snippet
 began = time.perf_counter()
@@ -288,6 +292,12 @@ def test_one_softmax_run_shows_its_templates_and_points_to_a_comparison_this_mac
     # The ten weight templates, then the strip of predictions.
     templates, strip = at.image
     assert templates.captions == [f"class {i}" for i in range(10)]
+    # Inline PNGs of the stored templates, pixel for pixel: no media file a slow browser could find gone.
+    for url, template in zip(templates.value, learned.templates, strict=True):
+        assert url.startswith("data:image/png;base64,")
+        png = PILImage.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+        assert np.array_equal(np.asarray(png), np.asarray(template, np.uint8).reshape(28, 28))
+    assert all(url.startswith("data:image/png;base64,") for url in strip.value)
     assert len(strip.captions) == len(learned.indices)
     assert [c.endswith("✗") for c in strip.captions] == [
         p != t for t, p in zip(learned.labels, learned.predictions, strict=True)

@@ -2,15 +2,21 @@
 
 The templates are the tutorial's classic picture (each class's 784 weights as a 28x28 image: bright where
 a pixel votes for the class). The strip is a fixed set of test images with the model's predicted label,
-wrong ones framed in red. Images are numpy arrays (core.engine.data reads the test images with numpy only).
+wrong ones framed in red. Images are numpy arrays (core.engine.data reads the test images with numpy only),
+sent to the browser inline, as PNG data URLs: Streamlit's media store forgets a run's image files as soon as
+the next epoch redraws them, so a browser slow to fetch one (a loaded laptop, a viewer's page) got a broken
+image and an "Image source error" instead of the picture.
 """
 
 from __future__ import annotations
 
+import base64
+import io
 from collections.abc import Sequence
 
 import numpy as np
 import streamlit as st
+from PIL import Image
 
 from core.engine import data as datasets
 from core.results import Learned, RunResult
@@ -42,6 +48,13 @@ def templates(learned: Learned) -> list[np.ndarray]:
     return [np.asarray(t, np.uint8).reshape(28, 28) for t in learned.templates or ()]
 
 
+def data_url(image: np.ndarray) -> str:
+    """A uint8 grey or RGB image as a PNG data URL, which st.image shows as it is (no media file to go stale)."""
+    out = io.BytesIO()
+    Image.fromarray(np.asarray(image, np.uint8)).save(out, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+
+
 def framed(image: np.ndarray, wrong: bool) -> np.ndarray:
     """A grey image as RGB with a frame: red when the prediction is wrong, white otherwise."""
     rgb = np.repeat(np.pad(image, FRAME, constant_values=255)[..., None], 3, axis=2)
@@ -68,15 +81,15 @@ def strip_ui(result: RunResult, learned: Learned) -> None:
     st.caption(f"Predictions on {len(pairs)} test images: {len(pairs) - wrong} right, {wrong} wrong (red frame, ✗).")
     captions = [f"{class_name(dataset, p)}" + ("" if p == t else " ✗") for t, p in pairs]
     if images is not None:
-        st.image(
-            [framed(img, p != t) for img, (t, p) in zip(images, pairs, strict=True)], caption=captions, width=WIDTH
-        )
+        pictures = [data_url(framed(img, p != t)) for img, (t, p) in zip(images, pairs, strict=True)]
+        st.image(pictures, caption=captions, width=WIDTH)
 
 
 def templates_ui(result: RunResult, learned: Learned) -> None:
     dataset = result.config.get("dataset")
     st.caption(f"The ten weight templates (bright: pixels that vote for the class), ±{learned.template_scale:.2g}:")
-    st.image(templates(learned), caption=[class_name(dataset, i) for i in range(10)], width=WIDTH, clamp=True)
+    pictures = [data_url(t) for t in templates(learned)]
+    st.image(pictures, caption=[class_name(dataset, i) for i in range(10)], width=WIDTH)
 
 
 def learned_ui(results: Sequence[RunResult], labels: Sequence[str]) -> None:
