@@ -49,3 +49,11 @@ def _private_history(tmp_path_factory):
     """Every test, and every process a test starts, records runs in a throwaway history file."""
     os.environ["TFDASH_DB"] = str(tmp_path_factory.mktemp("history") / "runs.sqlite3")
     yield
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test item (report_setup, report_call), for fixtures that look back."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report

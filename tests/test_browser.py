@@ -90,16 +90,24 @@ def browser():
         chromium.close()
 
 
+@pytest.fixture(autouse=True)
+def screenshots_on_failure(request, browser):
+    """A failed test leaves every page it had open in artifacts/failed-TEST-N.png, to read what it showed."""
+    yield
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        for i, page in enumerate(p for context in browser.contexts for p in context.pages):
+            page.screenshot(path=ARTIFACTS / f"failed-{request.node.name}-{i}.png", full_page=True)
+
+
 def open_page(browser, url: str) -> tuple[Page, list[str]]:
     """A new session's page, and the list its console errors and page errors go to."""
     page = browser.new_page(viewport=VIEWPORT)
     errors: list[str] = []
 
-    # A watching page may ask for an image (what the model learned) that the next epoch's rerun has
-    # already replaced: Streamlit's media store answers 404 and the page draws the new one. Any other
-    # console error fails the test.
+    # Any console error fails the test (what the model learned is drawn from inline images: ui/learned.py).
     def on_console(msg) -> None:
-        if msg.type == "error" and not (msg.text.startswith("Failed to load resource") and "404" in msg.text):
+        if msg.type == "error":
             errors.append(msg.text)
 
     page.on("console", on_console)
@@ -135,6 +143,11 @@ def view(page: Page, name: str) -> None:
     expect(page).to_have_url(re.compile(f"/{path}$"), timeout=10_000)
 
 
+def click(page: Page, key: str) -> None:
+    """Click the enabled button keyed `key`: mid-rerun, a page may still hold the previous run's copy too."""
+    page.locator(f".st-key-{key} button:enabled").first.click(timeout=60_000)
+
+
 def pick_first(page: Page, key: str, timeout: float = 90) -> str:
     """Open the multiselect keyed `key` and pick its first option, as a person would; returns the option's text.
 
@@ -162,7 +175,7 @@ def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, 
     wait_until_idle(page)
     # No GPU here: the demo compares plain model.fit with the multi-step loop, both on the CPU.
     expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
-    page.locator(".st-key-run button").click()
+    click(page, "run")
 
     expect(status(page)).to_contain_text("CPU (multi-step loop): done, 3 epochs", timeout=120_000)
     expect(status(page)).to_contain_text("CPU (plain fit): done, 3 epochs")
@@ -216,7 +229,7 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     # Plain model.fit first, then the multi-step loop: slow enough to stop and to queue behind.
     presenter.get_by_text(FIT_CPU).click()
     wait_until_idle(presenter)
-    presenter.locator(".st-key-run button").click()
+    click(presenter, "run")
     expect(status(presenter)).to_contain_text("CPU (plain fit): epoch 3 of 10", timeout=120_000)
 
     viewer, viewer_errors = open_page(browser, server)
@@ -226,11 +239,11 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     # show, or a quick Run click can be merged into the preset's rerun and lost.
     expect(viewer.get_by_role("radio", name=FIT_CPU)).to_be_checked(timeout=10_000)
     expect(viewer.get_by_role("spinbutton", name="Epochs")).to_have_value("3", timeout=10_000)
-    viewer.locator(".st-key-run button").click()
+    click(viewer, "run")
     expect(status(viewer)).to_contain_text("Waiting: another session is training softmax on CPU, epoch", timeout=10_000)
 
     # Our Stop (keyed "stop"), not Streamlit's own "Stop" in the header, which only stops the script.
-    presenter.locator(".st-key-stop button").click()
+    click(presenter, "stop")
     clicked = time.monotonic()
     # Stop ends the run within a second or two (bench-free: the bound is only a generous ceiling for a
     # loaded 2-core CI machine; the time it took is printed for the log).

@@ -8,7 +8,17 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_browser import ARTIFACTS, FIT_CPU, browser, open_page, server, status, wait_until_idle  # noqa: F401
+from tests.test_browser import (  # noqa: F401
+    ARTIFACTS,
+    FIT_CPU,
+    browser,
+    click,
+    open_page,
+    screenshots_on_failure,
+    server,
+    status,
+    wait_until_idle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -59,7 +69,7 @@ def test_during_a_run_the_status_and_both_charts_fit_a_projector_and_nothing_is_
     page.get_by_role("button", name="Quick demo").click()
     wait_until_idle(page)
     expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
-    page.locator(".st-key-run button").click()
+    click(page, "run")
 
     # During the run, at 1280x720 with the sidebar open: the status line and both charts, no scrolling.
     expect(page.locator(CHARTS)).to_have_count(2, timeout=120_000)

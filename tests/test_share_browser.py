@@ -23,6 +23,7 @@ from tests.test_browser import (  # noqa: F401
     browser,
     free_port,
     pick_first,
+    screenshots_on_failure,
     status,
     view,
     wait_until_idle,
