@@ -108,3 +108,14 @@ def axis_of(configs: list[dict[str, Any]]) -> str | None:
     others = {k for c in configs for k in c} - {a.field for a in AXES.values()}
     shared = all(len({str(c.get(k)) for c in configs}) == 1 for k in others)
     return differ[0] if len(differ) == 1 and shared else None
+
+
+def value_names(configs: list[dict[str, Any]]) -> tuple[list[str], str] | None:
+    """(each run's value as it reads, where they all ran) for runs along one axis: (['float32', 'mixed_bfloat16'],
+    ' on CPU'); None unless the runs differ in exactly one axis' field. The device axis' runs ran in several places: ''."""
+    axis = axis_of(configs)
+    if axis is None:
+        return None
+    field = AXES[axis].field
+    where = "" if axis == "device" else f" on {str(configs[0].get('device', '?')).upper()}"
+    return [AXES[axis].name(AXES[axis].read(c.get(field))) for c in configs], where

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import compare
+from core import axes, compare
 from core.results import RunResult
 from ui import charts, learned, views
 
@@ -79,9 +79,27 @@ def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, in
     if pair is None:
         return
     base, other = pair
-    sentence = compare.speedup_sentence(results[base], results[other], labels[base], labels[other])
+    names, where = axes.value_names([r.config for r in results]) or (labels, "")
+    # Along one axis the sentence names its values: "mixed_bfloat16 is 1.4× faster than float32 on GPU:0 (...)".
+    sentence = compare.speedup_sentence(results[base], results[other], names[base] + where, names[other])
     st.markdown(f"### {views.plain(sentence)}")
     st.caption(MEASURED, help=MEASURED_HELP)
+
+
+def ratios_ui(results: list[RunResult], labels: list[str]) -> None:
+    """More than two runs along one axis: each value's median step and its speedup over the first value."""
+    if len(results) <= 2 or not all(r.epochs for r in results):
+        return
+    names, where = axes.value_names([r.config for r in results]) or (labels, "")
+    reference = compare.median_step_seconds(results[0])
+    rows = [f"| Value{where} | Median step | Speedup vs {names[0]} |", "|---|---|---|"]
+    for result, name, found in zip(results, names, compare.ratios(results), strict=True):
+        step = compare.median_step_seconds(result)
+        ratio = compare.ratio_words(found) if isinstance(found, compare.Speedup) else "1.00x (reference)"
+        if found is None and step and reference:
+            ratio = f"{reference / step:.2f}x (no interval: too few steady calls)"
+        rows.append(f"| {views.plain(name)} | {f'{step * 1000:.3f} ms' if step else '—'} | {ratio} |")
+    st.markdown("\n".join(rows))
 
 
 def numbers_frame(results: list[RunResult], labels: list[str], target: float | None) -> pd.DataFrame:
@@ -139,6 +157,7 @@ def compare_ui(results: list[RunResult], labels: list[str]) -> tuple[int, int] |
         charts_ui(results, labels, axis, target)
     pair = pair_of(results)
     headline_ui(results, labels, pair)
+    ratios_ui(results, labels)
     numbers_ui(results, labels, target)
     learned.learned_ui(results, labels)
     return pair

@@ -15,7 +15,7 @@ from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
 from core.runner import JobStatus
-from ui import charts, comparison, layout, live, roofline, train_settings, watcher
+from ui import charts, compare_settings, comparison, layout, live, roofline, train_settings, watcher
 from ui.resources import hardware
 
 KIND = "train"
@@ -30,7 +30,7 @@ def start_runs() -> None:
     ss = st.session_state
     try:
         # The GPU guard lives in plan(), not only in the widget: a stale page cannot start a GPU run.
-        configs = probe.plan(train_settings.values(), ss.mode, hardware())
+        configs = probe.plan(train_settings.values(), ss.mode, hardware(), compare_settings.comparison())
     except ConfigError as err:
         ss.start_error = str(err)
         return
@@ -40,11 +40,12 @@ def start_runs() -> None:
 
 def plan_ui(mode: probe.Mode, hw: probe.Probe) -> list[TrainConfig] | None:
     """The configs Run would submit, or None; says why not (a device missing, a bad setting) above the buttons."""
-    if problem := probe.unavailable(mode, hw):
+    # Along the device axis the values name the devices; the Device choice's own device does not run.
+    if st.session_state.get("axis") != "device" and (problem := probe.unavailable(mode, hw)):
         st.warning(f"{mode.label} cannot run here: {problem}. {GPU_ADVICE}")
         return None
     try:
-        configs = probe.plan(train_settings.values(), mode.key, hw)
+        configs = probe.plan(train_settings.values(), mode.key, hw, compare_settings.comparison())
     except ConfigError as err:
         st.error(str(err))
         return None
