@@ -49,3 +49,13 @@ def _private_history(tmp_path_factory):
     """Every test, and every process a test starts, records runs in a throwaway history file."""
     os.environ["TFDASH_DB"] = str(tmp_path_factory.mktemp("history") / "runs.sqlite3")
     yield
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked gpu run only when asked for (-m gpu, as make gpu-check does); there they fail without a GPU."""
+    if "gpu" in (config.option.markexpr or ""):
+        return
+    kept = [item for item in items if "gpu" not in item.keywords]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if "gpu" in item.keywords])
+        items[:] = kept
