@@ -232,6 +232,8 @@ class SweepConfig:
     hidden_units: int = 128  # MLP width: the model-size control
     dataset: str = "synthetic"
     seed: int = 0
+    precision: str = "float32"  # as TrainConfig's
+    xla: str = "auto"
 
     kind: ClassVar[str] = SWEEP_KIND
     progress_unit: ClassVar[str] = "point"  # the runner reports "point 3 of 10" and emits "point" events
@@ -246,6 +248,8 @@ class SweepConfig:
         object.__setattr__(self, "hidden_units", _int("hidden_units", self.hidden_units, 1, MAX_HIDDEN))
         _choice("dataset", self.dataset, DATASETS)
         object.__setattr__(self, "seed", _int("seed", self.seed, 0, MAX_SEED))
+        _choice("precision", self.precision, PRECISIONS)
+        _choice("xla", self.xla, XLA_CHOICES)
 
     @property
     def progress_total(self) -> int:

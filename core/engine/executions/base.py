@@ -45,10 +45,14 @@ def make_optimizer(config: TrainConfig):
     import keras
 
     factories = {"sgd": keras.optimizers.SGD, "adam": keras.optimizers.Adam}
-    optimizer = factories[config.optimizer](learning_rate=config.learning_rate)
-    if config.precision == "mixed_float16":
-        return keras.optimizers.LossScaleOptimizer(optimizer)
-    return optimizer
+    return for_precision(factories[config.optimizer](learning_rate=config.learning_rate), config.precision)
+
+
+def for_precision(optimizer, precision: str):
+    """The optimizer as `precision` needs it: inside Keras' LossScaleOptimizer for mixed_float16, else as it is."""
+    import keras
+
+    return keras.optimizers.LossScaleOptimizer(optimizer) if precision == "mixed_float16" else optimizer
 
 
 class Engine:
