@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from core import probe
@@ -70,3 +72,19 @@ def test_a_dtype_the_gpu_cannot_run_is_refused_before_anything_is_queued():
     settings = {k: v for k, v in TINY.items() if k != "mode"}
     with pytest.raises(ConfigError, match="precision mixed_bfloat16 cannot run on GPU:0: .* 8.0 or later"):
         probe.plan(settings, "gpu:0", hw, Comparison("precision", ("float32", "mixed_bfloat16")))
+
+
+def test_a_stored_comparison_overlays_again_with_one_pick():
+    from core.history.store import get_store
+    from tests.sample_runs import make_result
+
+    group = f"cmp{uuid.uuid4().hex[:8]}"
+    ids = [f"{group}-1", f"{group}-2"]
+    for i, run_id in enumerate(ids):
+        get_store().save(make_result(run_id=run_id, seed=i))
+    at = page("History")
+    # Each group once, its label ending in the group's id.
+    assert [o for o in at.selectbox(key="history_group").options if o.endswith(group)] != []
+    at.selectbox(key="history_group").set_value(group).run()
+    assert at.session_state["history_pick"] == ids
+    assert not at.exception

@@ -74,13 +74,20 @@ def charts_ui(results: list[RunResult], labels: list[str], axis: str, target: fl
     right.altair_chart(charts.epoch_time_chart(frame, total), width="stretch")
 
 
-def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, int] | None) -> None:
-    """The speedup with its spread and count, and what it measures."""
+# Axes whose runs' labels already name the values ("GPU:0 is 2.9× faster than CPU", "CPU (multi-step loop) ...").
+LABELS_NAME = (None, "device", "execution")
+
+
+def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, int] | None, by_value: bool) -> None:
+    """The speedup with its spread and count, and what it measures; by_value: name the axis' values, not the runs."""
     if pair is None:
         return
     base, other = pair
-    names, where = axes.value_names([r.config for r in results]) or (labels, "")
-    # Along one axis the sentence names its values: "mixed_bfloat16 is 1.4× faster than float32 on GPU:0 (...)".
+    configs = [r.config for r in results]
+    names, where = labels, ""
+    if by_value and axes.axis_of(configs) not in LABELS_NAME:
+        # Along one axis the sentence names its values: "mixed_bfloat16 is 1.4× faster than float32 on GPU:0 (...)".
+        names, where = axes.value_names(configs) or (labels, "")
     sentence = compare.speedup_sentence(results[base], results[other], names[base] + where, names[other])
     st.markdown(f"### {views.plain(sentence)}")
     st.caption(MEASURED, help=MEASURED_HELP)
@@ -146,17 +153,19 @@ def numbers_ui(results: list[RunResult], labels: list[str], target: float | None
     st.caption(NUMBERS_NOTE)
 
 
-def compare_ui(results: list[RunResult], labels: list[str]) -> tuple[int, int] | None:
+def compare_ui(results: list[RunResult], labels: list[str], by_value: bool = False) -> tuple[int, int] | None:
     """Charts, headline, numbers and what the models learned: what Train shows live and History for picked runs.
 
-    Returns the (baseline, other) pair the headline compares, or None.
+    by_value: the runs are one machine's comparison along an axis, so the headline names the axis' values
+    (History's runs may come from several machines: their labels name the hosts). Returns the (baseline,
+    other) pair the headline compares, or None.
     """
     above = st.container()  # the charts come first on screen; the controls under them set what they show
     axis, target = controls_ui(results) if any(r.epochs for r in results) else ("clock", None)
     with above:
         charts_ui(results, labels, axis, target)
     pair = pair_of(results)
-    headline_ui(results, labels, pair)
+    headline_ui(results, labels, pair, by_value)
     ratios_ui(results, labels)
     numbers_ui(results, labels, target)
     learned.learned_ui(results, labels)
