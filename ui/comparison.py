@@ -109,6 +109,12 @@ def ratios_ui(results: list[RunResult], labels: list[str]) -> None:
     st.markdown("\n".join(rows))
 
 
+def xla_words(result: RunResult) -> str:
+    """' · XLA on' or ' · XLA off': the jit_compile the run used, as recorded ('' for a run that did not record it)."""
+    jit = result.device.get("jit_compile")
+    return "" if jit is None else f" · XLA {'on' if jit else 'off'}"
+
+
 def numbers_frame(results: list[RunResult], labels: list[str], target: float | None) -> pd.DataFrame:
     """One row per run: accuracy, time to the target, median epoch, warm-up, samples/s, GFLOP/s, share of peak."""
     rows = []
@@ -119,7 +125,7 @@ def numbers_frame(results: list[RunResult], labels: list[str], target: float | N
         gflops, share = views.achieved(result)
         reached = compare.time_to_accuracy(result, target) if target is not None else None
         row = {
-            "Run": f"{label} · variables on {result.device.get('variables_on') or '?'}",
+            "Run": f"{label} · variables on {result.device.get('variables_on') or '?'}{xla_words(result)}",
             "Final test accuracy": f"{result.final_test_accuracy():.1%}",
         }
         if target is not None:
