@@ -89,6 +89,17 @@ def kind_of(device: str, host: dict[str, Any]) -> tuple[DeviceKind, dict[str, An
     return KINDS.get(name, KINDS["pluggable"]), gpu
 
 
+# What runs but slowly, said before Run (slower is a result, not an error). Measured on a 2-core Xeon: a
+# mixed_float16 MLP evaluates its 10,000 test images about 400x slower than in float32 (no float16 arithmetic).
+SLOW = {("cpu", "mixed_float16"): "most CPUs have no float16 arithmetic, so expect it many times slower than float32"}
+
+
+def slow_note(device: str, precision: str, host: dict[str, Any]) -> str | None:
+    """Why this precision will run slowly on this device ('most CPUs have no float16 ...'), or None."""
+    kind, _ = kind_of(device, host)
+    return SLOW.get((kind.name, precision))
+
+
 def resolve_xla(xla: str, kind: DeviceKind, device: str) -> bool:
     """The jit_compile a run uses: xla 'on'/'off' as said, 'auto' by the device kind; ConfigError where XLA cannot run."""
     if xla == "on" and not kind.xla:

@@ -91,3 +91,10 @@ def test_a_stored_comparison_overlays_again_with_one_pick():
     at.selectbox(key="history_group").set_value(group).run()
     assert at.session_state["history_pick"] == ids
     assert not at.exception
+
+
+def test_float16_on_the_cpu_is_allowed_and_said_to_be_slow(at):
+    at.session_state["precision"] = "mixed_float16"
+    at.run()
+    assert not at.error and not at.button(key="run").disabled  # slower is a result, not an error
+    assert any(c.value.startswith("mixed_float16 on CPU: most CPUs have no float16") for c in at.caption)

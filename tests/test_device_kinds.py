@@ -68,3 +68,9 @@ def test_a_bad_comparison_is_one_sentence(axis, values, says):
     with pytest.raises(ConfigError) as refused:
         Comparison(axis, values)
     assert says in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_float16_on_a_cpu_is_said_to_be_slow_before_it_runs_not_refused():
+    assert "many times slower" in device_kinds.slow_note("cpu", "mixed_float16", {})
+    assert device_kinds.slow_note("cpu", "mixed_bfloat16", {}) is None
+    assert device_kinds.check("cpu", "mixed_float16", "auto", {}) is False  # it runs, XLA off as auto means on a CPU

@@ -10,7 +10,7 @@ from functools import partial
 
 import streamlit as st
 
-from core import probe, snippet
+from core import device_kinds, probe, snippet
 from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
@@ -49,6 +49,9 @@ def plan_ui(mode: probe.Mode, hw: probe.Probe) -> list[TrainConfig] | None:
     except ConfigError as err:
         st.error(str(err))
         return None
+    for device, precision in dict.fromkeys((c.device, c.precision) for c in configs):
+        if note := device_kinds.slow_note(device, precision, hw.host):
+            st.caption(f"{precision} on {device.upper()}: {note}.")
     name = configs[0].dataset
     if not datasets.availability(name).available:
         ready = ", ".join(datasets.REGISTRY[n].label for n in datasets.REGISTRY if datasets.availability(n).available)
