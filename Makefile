@@ -1,12 +1,13 @@
 # make run: start the dashboard at http://localhost:8501, for this machine only.  make test: every test, with lint.
 # make share: serve it to the room (every interface): prints a viewer URL and a presenter URL with a token.
 # make test-fast: everything but the real-browser test, for quick loops.
+# make gpu-check: on a machine with an NVIDIA GPU, the gpu tests, comparisons and benchmarks into artifacts/gpu-check/.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install system-deps run share test test-fast lint bench clean
+.PHONY: install system-deps run share test test-fast lint bench gpu-check clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +50,10 @@ test-fast: install system-deps lint
 bench: install
 	$(PY) bench/train_speed.py
 	$(PY) bench/sweep_cpu.py
+
+# Needs only this repository and pip install "tensorflow[and-cuda]"; without a GPU it stops at once, in one sentence.
+gpu-check: install
+	$(PY) bench/gpu_check.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache artifacts

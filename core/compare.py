@@ -90,6 +90,32 @@ def speedup_sentence(baseline: RunResult, other: RunResult, base_name: str, othe
     )
 
 
+# -- a comparison along one axis: every run against the first ------------------------------------------------
+REFERENCE = "reference"  # ratios()' entry for the first run itself
+
+
+def median_step_seconds(result: RunResult) -> float | None:
+    """The median steady-state seconds per optimizer step, from the calls; else a median steady epoch per step."""
+    steps = steady_step_seconds(result)
+    if steps:
+        return statistics.median(steps)
+    median, steady = result.median_epoch_seconds(), result.steady_epochs()
+    if median is None or not steady or not steady[0].samples_per_second:
+        return None
+    per_epoch = steady[0].samples_per_second * steady[0].train_seconds / (result.config.get("batch_size") or 1)
+    return median / per_epoch if per_epoch else None
+
+
+def ratios(results: list[RunResult]) -> list[Speedup | str | None]:
+    """Each run's speedup over the first (REFERENCE for the first itself; None without enough steady calls)."""
+    return [REFERENCE] + [speedup(results[0], other) for other in results[1:]] if results else []
+
+
+def ratio_words(found: Speedup | None) -> str:
+    """'1.42x (1.30-1.55)' faster than the reference, below 1 slower; '-' when unknown."""
+    return f"{found.ratio:.2f}x ({found.low:.2f}-{found.high:.2f})" if found else "-"
+
+
 # -- time to an accuracy, in the spirit of MLPerf's time-to-train -----------------------------------------
 def elapsed_seconds(result: RunResult) -> list[float]:
     """Training seconds at each epoch's end, summed from epoch 1 (its compiling included, evaluation excluded)."""

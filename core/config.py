@@ -21,6 +21,11 @@ EXECUTIONS = ("keras-fit", "keras-fit-spe", "multi-step-loop")
 # stored runs and scripts keep working. A stored file keeps its own words; only configs built
 # from it use the new ones.
 EXECUTION_ALIASES = {"fast": "multi-step-loop", "keras-default": "keras-fit"}
+# Keras 3 dtype policies (keras.DTypePolicy names), set per layer: float32 throughout, or computing in
+# float16 / bfloat16 with float32 variables.
+PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
+# XLA (Keras' jit_compile): "auto" resolves per device kind (core.device_kinds), "on" and "off" as said.
+XLA_CHOICES = ("auto", "on", "off")
 
 # Training-set sizes, known without loading anything, so a batch size can be
 # checked against them when the config is built. Synthetic data is generated at
@@ -96,6 +101,8 @@ class TrainConfig:
     execution: str = "multi-step-loop"
     train_subset: int | None = None
     hidden_units: int = 128
+    precision: str = "float32"
+    xla: str = "auto"
 
     def __post_init__(self) -> None:
         _choice("dataset", self.dataset, DATASETS)
@@ -106,6 +113,8 @@ class TrainConfig:
         object.__setattr__(self, "execution", _choice("execution", canonical_execution(self.execution), EXECUTIONS))
         object.__setattr__(self, "seed", _int("seed", self.seed, 0, MAX_SEED))
         object.__setattr__(self, "hidden_units", _int("hidden_units", self.hidden_units, 1, MAX_HIDDEN))
+        _choice("precision", self.precision, PRECISIONS)
+        _choice("xla", self.xla, XLA_CHOICES)
 
         lr = self.learning_rate
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr):
@@ -159,12 +168,14 @@ PRESETS = {
     "The tutorial": {
         "dataset": "fashion_mnist", "model": "softmax", "optimizer": "sgd", "learning_rate": 0.1,
         "batch_size": 100, "epochs": 10, "seed": 0, "execution": "multi-step-loop", "train_subset": None, "hidden_units": 128,
+        "precision": "float32", "xla": "auto",
     },
     # Without a GPU, two runs to compare (plain model.fit, then the multi-step loop): about 11 s on a
     # 2-core CPU from pressing Run, TensorFlow's start-up included (the promise is under 30 s).
     "Quick demo": {
         "dataset": "fashion_mnist", "model": "mlp", "optimizer": "adam", "learning_rate": 0.001,
         "batch_size": 100, "epochs": 3, "seed": 0, "execution": "multi-step-loop", "train_subset": 20_000, "hidden_units": 128,
+        "precision": "float32", "xla": "auto",
     },
 }  # fmt: skip
 # Each preset's device mode: (with a GPU, without one). Without a GPU the Quick demo still compares two runs.
@@ -221,6 +232,8 @@ class SweepConfig:
     hidden_units: int = 128  # MLP width: the model-size control
     dataset: str = "synthetic"
     seed: int = 0
+    precision: str = "float32"  # as TrainConfig's
+    xla: str = "auto"
 
     kind: ClassVar[str] = SWEEP_KIND
     progress_unit: ClassVar[str] = "point"  # the runner reports "point 3 of 10" and emits "point" events
@@ -235,6 +248,8 @@ class SweepConfig:
         object.__setattr__(self, "hidden_units", _int("hidden_units", self.hidden_units, 1, MAX_HIDDEN))
         _choice("dataset", self.dataset, DATASETS)
         object.__setattr__(self, "seed", _int("seed", self.seed, 0, MAX_SEED))
+        _choice("precision", self.precision, PRECISIONS)
+        _choice("xla", self.xla, XLA_CHOICES)
 
     @property
     def progress_total(self) -> int:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core import device_kinds
+from core.axes import AXES, Comparison
 from core.config import EXECUTIONS, ConfigError, TrainConfig
 from core.engine.devices import GPU_ADVICE
 
@@ -116,6 +118,8 @@ def host_rows(probe: Probe) -> list[tuple[str, str]]:
     h = probe.host
     cudnn = f", cuDNN {h['cudnn_build']}" if h.get("cudnn_build") else ""
     cuda = f"CUDA {h['cuda_build']}{cudnn}" if h.get("cuda_build") else "none (CPU-only)"
+    if not h.get("cuda_build") and probe.gpus:  # Apple's tensorflow-metal, or another PluggableDevice
+        cuda = "no CUDA; the GPU is a PluggableDevice"
     rows = [
         ("CPU", f"{h.get('cpu_model')}, {h.get('cpu_cores')} cores"),
         ("TensorFlow", f"{h.get('tensorflow')} (Keras {h.get('keras')}), Python {h.get('python')}"),
@@ -124,7 +128,9 @@ def host_rows(probe: Probe) -> list[tuple[str, str]]:
     for gpu in probe.gpus:
         memory = f", {gpu['memory_mb']:,} MiB" if gpu.get("memory_mb") else ""
         capability = f", compute capability {gpu['compute_capability']}" if gpu.get("compute_capability") else ""
-        rows.append((f"GPU:{gpu['index']}", f"{gpu['name']}{capability}{memory}"))
+        kind, _ = device_kinds.kind_of(f"gpu:{gpu['index']}", h)
+        through = "" if kind.name == "cuda" else f" ({kind.label})"  # CUDA's is said under Built with
+        rows.append((f"GPU:{gpu['index']}", f"{gpu['name']}{through}{capability}{memory}"))
     if not probe.gpus:
         rows.append(("GPU", f"none found. {GPU_ADVICE}"))
     return rows
@@ -186,13 +192,30 @@ def unavailable(mode: Mode, probe: Probe) -> str | None:
     return reasons[probe.state]()
 
 
-def plan(settings: dict[str, Any], mode_key: str, probe: Probe) -> list[TrainConfig]:
-    """The validated configs to submit for `mode_key`; ConfigError if a setting is bad or the device absent."""
+def plan(
+    settings: dict[str, Any], mode_key: str, probe: Probe, comparison: Comparison | None = None
+) -> list[TrainConfig]:
+    """The validated configs to submit for `mode_key`, or along `comparison`'s axis on that mode's device.
+
+    ConfigError (one sentence, nothing queued) if a setting is bad, a device absent, or a device's kind
+    cannot run a precision or XLA choice (core.device_kinds).
+    """
     by_key = {m.key: m for m in modes(probe)}
     mode = by_key.get(mode_key)
     if mode is None:
         raise ConfigError("device", f"device mode must be one of {', '.join(by_key)}, not {mode_key!r}.")
+    runs = mode.runs
+    if comparison is not None:
+        # Along an axis: the Device choice's device (its last, for a pair: the GPU of CPU vs GPU), every value on it.
+        field = AXES[comparison.axis].field
+        runs = tuple({**mode.runs[-1], field: value} for value in comparison.values)
+        mode = Mode(mode.key, mode.label, runs, mode.needs_gpu and field != "device")
     reason = unavailable(mode, probe)
     if reason is not None:
         raise ConfigError("device", f"{mode.label} cannot run here: {reason}.")
-    return [TrainConfig(**{**settings, **overrides}) for overrides in mode.runs]
+    configs = [TrainConfig(**{**settings, **overrides}) for overrides in runs]
+    for config in configs:
+        if config.device.startswith("gpu") and (why := unavailable(Mode("", "", (), True), probe)):
+            raise ConfigError("device", f"{config.device.upper()} cannot run here: {why}.")
+        device_kinds.check(config.device, config.precision, config.xla, probe.host)
+    return configs

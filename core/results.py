@@ -29,8 +29,9 @@ from typing import Any
 from core.config import SWEEP_KIND
 
 # A training run's file format. 2 added each epoch's calls (the race against the clock) and learned (what the
-# model learned); a version 1 run (read from an older file or history) is written back as version 1.
-SCHEMA_VERSION = 2
+# model learned); 3 the config's precision (a Keras dtype policy) and xla, and the device's compute_dtype and
+# peak_dtype. A version 1 run (read from an older file or history) is written back as version 1.
+SCHEMA_VERSION = 3
 V2_EPOCH_FIELDS = ("calls", "learned")
 MAX_CALLS_PER_EPOCH = 200  # an epoch with more calls records neighbouring ones merged (core.engine.timeline)
 MAX_STRIP = 32  # test images in Learned's strip

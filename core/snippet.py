@@ -92,6 +92,10 @@ def cli_command(config: TrainConfig, json_path: str | None = None) -> str:
         args += ["--train-subset", str(config.train_subset)]
     if config.model == "mlp":
         args += ["--hidden-units", str(config.hidden_units)]
+    if config.precision != "float32":
+        args += ["--precision", config.precision]
+    if config.xla != "auto":
+        args += ["--xla", config.xla]
     if json_path:
         args += ["--json", json_path]
     return shlex.join(args)
@@ -188,8 +192,10 @@ def keras_code(config: TrainConfig, steps_per_execution: int | None = None) -> s
         "import tensorflow as tf",
         "",
         f"SEED, EPOCHS, BATCH = {config.seed}, {config.epochs}, {config.batch_size}",
-        # XLA set explicitly, as the dashboard does for every mode (on for a GPU, off for a CPU).
-        f"JIT_COMPILE = {jit_compile_for(tf_device)}",
+        # XLA set explicitly, as the dashboard does for every mode (auto: on for a GPU, off for a CPU).
+        f"JIT_COMPILE = {jit_compile_for(tf_device, config.model, config.xla)}",
+        *([f'keras.config.set_dtype_policy("{config.precision}")  # this script trains one model: a global is fine']
+          if config.precision != "float32" else []),
         "",
         "",
         _LOADERS[config.dataset].format(size=size),

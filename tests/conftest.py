@@ -57,3 +57,13 @@ def pytest_runtest_makereport(item, call):
     report = yield
     setattr(item, f"report_{report.when}", report)
     return report
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked gpu run only when asked for (-m gpu, as make gpu-check does); there they fail without a GPU."""
+    if "gpu" in (config.option.markexpr or ""):
+        return
+    kept = [item for item in items if "gpu" not in item.keywords]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if "gpu" in item.keywords])
+        items[:] = kept

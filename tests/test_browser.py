@@ -293,3 +293,28 @@ def test_a_server_run_uploaded_in_history_is_overlaid_and_a_second_upload_change
     assert page.locator('[data-testid="stException"]').count() == 0
     assert errors == []
     page.close()
+
+
+def test_a_two_value_precision_comparison_runs_side_by_side(server, browser, fashion_mnist):
+    page, errors = open_page(browser, server)
+    wait_until_idle(page)
+    page.get_by_role("button", name="Quick demo").click()
+    wait_until_idle(page)
+    # Compare along precision: its starting pair (float32, mixed_bfloat16) on the Device choice's CPU.
+    page.locator(".st-key-axis input").first.click(timeout=30_000)
+    page.get_by_role("option", name="Precision").click()
+    wait_until_idle(page)
+    expect(page.locator(".st-key-axis_choices")).to_contain_text("mixed_bfloat16", timeout=10_000)
+    page.locator(".st-key-run button").click()
+    expect(status(page)).to_contain_text("CPU (mixed_bfloat16): done, 3 epochs", timeout=180_000)
+    expect(status(page)).to_contain_text("CPU (float32): done, 3 epochs")
+    charts = page.locator('.st-key-run_charts [data-testid="stVegaLiteChart"]:visible')
+    expect(charts).to_have_count(2, timeout=30_000)
+    expect(
+        page.get_by_text(re.compile(r"(float32|mixed_bfloat16) is .* (faster|slower) than .* on CPU"))
+    ).to_be_visible()
+    wait_until_idle(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert errors == []
+    page.screenshot(path=ARTIFACTS / "compare-precision.png")
+    page.close()

@@ -173,7 +173,7 @@ CONFIG_BAD = {
 
 # Every field of the file, each with values it must refuse: one test per field, so each gets its examples.
 TOP_BAD = {
-    "schema_version": st.one_of(st.integers().filter(lambda v: v != 2), st.just(2.0), not_a_number),
+    "schema_version": st.one_of(st.integers().filter(lambda v: v not in (2, 3)), st.just(3.0), not_a_number),
     "status": st.one_of(st.text(max_size=12).filter(lambda v: v not in IMPORTABLE_STATUSES), not_text),
     "run_id": st.one_of(st.sampled_from(["", "a b", "../../etc", "x" * 65, "-lead"]), not_text),
     "started_at": st.one_of(st.sampled_from(["yesterday", "2026-13-01", "12:00 pm"]), not_text),
@@ -297,8 +297,8 @@ def test_hostile_files_are_refused(filled, data):
 
 def test_refusals_name_the_problem(filled):
     cases = {
-        "schema_version must be 1 or 2": _set(VALID_DICT, ("schema_version",), 1.0),
-        "newer than this app": _set(VALID_DICT, ("schema_version",), 3),
+        "schema_version must be 1, 2 or 3": _set(VALID_DICT, ("schema_version",), 1.0),
+        "newer than this app": _set(VALID_DICT, ("schema_version",), 4),
         "epochs[1].test_accuracy must be a number from 0 to 1": _set(VALID_DICT, ("epochs", 1, "test_accuracy"), 1.5),
         "epochs[2].epoch must be 3": _set(VALID_DICT, ("epochs", 2, "epoch"), 4),
         "config: batch_size must be from 1 to 1000": _set(VALID_DICT, ("config", "batch_size"), 5000),

@@ -40,9 +40,9 @@ def test_paths_are_written_as_a_reader_would():
 @pytest.mark.parametrize(
     ("data", "says"),
     [
-        ({"schema_version": 1.0}, "schema_version must be 1 or 2, not 1.0."),
-        ({"schema_version": True}, "schema_version must be 1 or 2, not True."),
-        ({"schema_version": 7}, "schema_version 7 is newer than this app reads (2); update the app."),
+        ({"schema_version": 1.0}, "schema_version must be 1, 2 or 3, not 1.0."),
+        ({"schema_version": True}, "schema_version must be 1, 2 or 3, not True."),
+        ({"schema_version": 7}, "schema_version 7 is newer than this app reads (3); update the app."),
         ({}, "The file is missing the field 'schema_version'."),
         ({"schema_version": 1}, "The file is missing the field 'config'."),
     ],

@@ -28,6 +28,8 @@ WARMUP_NOTE = "epoch 1 includes compilation"
 # A compared setting in a label: (TrainConfig field, how its value reads), execution first.
 SETTING_WORDS = {
     "execution": lambda v: EXECUTION_LABELS.get(canonical_execution(v), str(v)) if v else "?",
+    "precision": lambda v: str(v or "float32"),  # a run from before precision was recorded computed in float32
+    "xla": lambda v: f"XLA {v or 'auto'}",
     "batch_size": lambda v: f"batch {v}",
     "learning_rate": lambda v: f"lr {v:g}" if isinstance(v, int | float) else f"lr {v}",
     "optimizer": str,

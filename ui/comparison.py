@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import compare
+from core import axes, compare
 from core.results import RunResult
 from ui import charts, learned, views
 
@@ -74,14 +74,45 @@ def charts_ui(results: list[RunResult], labels: list[str], axis: str, target: fl
     right.altair_chart(charts.epoch_time_chart(frame, total), width="stretch")
 
 
-def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, int] | None) -> None:
-    """The speedup with its spread and count, and what it measures."""
+# Axes whose runs' labels already name the values ("GPU:0 is 2.9× faster than CPU", "CPU (multi-step loop) ...").
+LABELS_NAME = (None, "device", "execution")
+
+
+def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, int] | None, by_value: bool) -> None:
+    """The speedup with its spread and count, and what it measures; by_value: name the axis' values, not the runs."""
     if pair is None:
         return
     base, other = pair
-    sentence = compare.speedup_sentence(results[base], results[other], labels[base], labels[other])
+    configs = [r.config for r in results]
+    names, where = labels, ""
+    if by_value and axes.axis_of(configs) not in LABELS_NAME:
+        # Along one axis the sentence names its values: "mixed_bfloat16 is 1.4× faster than float32 on GPU:0 (...)".
+        names, where = axes.value_names(configs) or (labels, "")
+    sentence = compare.speedup_sentence(results[base], results[other], names[base] + where, names[other])
     st.markdown(f"### {views.plain(sentence)}")
     st.caption(MEASURED, help=MEASURED_HELP)
+
+
+def ratios_ui(results: list[RunResult], labels: list[str]) -> None:
+    """More than two runs along one axis: each value's median step and its speedup over the first value."""
+    if len(results) <= 2 or not all(r.epochs for r in results):
+        return
+    names, where = axes.value_names([r.config for r in results]) or (labels, "")
+    reference = compare.median_step_seconds(results[0])
+    rows = [f"| Value{where} | Median step | Speedup vs {names[0]} |", "|---|---|---|"]
+    for result, name, found in zip(results, names, compare.ratios(results), strict=True):
+        step = compare.median_step_seconds(result)
+        ratio = compare.ratio_words(found) if isinstance(found, compare.Speedup) else "1.00x (reference)"
+        if found is None and step and reference:
+            ratio = f"{reference / step:.2f}x (no interval: too few steady calls)"
+        rows.append(f"| {views.plain(name)} | {f'{step * 1000:.3f} ms' if step else '—'} | {ratio} |")
+    st.markdown("\n".join(rows))
+
+
+def xla_words(result: RunResult) -> str:
+    """' · XLA on' or ' · XLA off': the jit_compile the run used, as recorded ('' for a run that did not record it)."""
+    jit = result.device.get("jit_compile")
+    return "" if jit is None else f" · XLA {'on' if jit else 'off'}"
 
 
 def numbers_frame(results: list[RunResult], labels: list[str], target: float | None) -> pd.DataFrame:
@@ -94,7 +125,7 @@ def numbers_frame(results: list[RunResult], labels: list[str], target: float | N
         gflops, share = views.achieved(result)
         reached = compare.time_to_accuracy(result, target) if target is not None else None
         row = {
-            "Run": f"{label} · variables on {result.device.get('variables_on') or '?'}",
+            "Run": f"{label} · variables on {result.device.get('variables_on') or '?'}{xla_words(result)}",
             "Final test accuracy": f"{result.final_test_accuracy():.1%}",
         }
         if target is not None:
@@ -128,17 +159,20 @@ def numbers_ui(results: list[RunResult], labels: list[str], target: float | None
     st.caption(NUMBERS_NOTE)
 
 
-def compare_ui(results: list[RunResult], labels: list[str]) -> tuple[int, int] | None:
+def compare_ui(results: list[RunResult], labels: list[str], by_value: bool = False) -> tuple[int, int] | None:
     """Charts, headline, numbers and what the models learned: what Train shows live and History for picked runs.
 
-    Returns the (baseline, other) pair the headline compares, or None.
+    by_value: the runs are one machine's comparison along an axis, so the headline names the axis' values
+    (History's runs may come from several machines: their labels name the hosts). Returns the (baseline,
+    other) pair the headline compares, or None.
     """
     above = st.container()  # the charts come first on screen; the controls under them set what they show
     axis, target = controls_ui(results) if any(r.epochs for r in results) else ("clock", None)
     with above:
         charts_ui(results, labels, axis, target)
     pair = pair_of(results)
-    headline_ui(results, labels, pair)
+    headline_ui(results, labels, pair, by_value)
+    ratios_ui(results, labels)
     numbers_ui(results, labels, target)
     learned.learned_ui(results, labels)
     return pair

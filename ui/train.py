@@ -10,12 +10,12 @@ from functools import partial
 
 import streamlit as st
 
-from core import probe, snippet
+from core import device_kinds, probe, snippet
 from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
 from core.runner import JobStatus
-from ui import charts, comparison, layout, live, roofline, train_settings, watcher
+from ui import charts, compare_settings, comparison, layout, live, roofline, train_settings, watcher
 from ui.resources import hardware
 
 KIND = "train"
@@ -30,7 +30,7 @@ def start_runs() -> None:
     ss = st.session_state
     try:
         # The GPU guard lives in plan(), not only in the widget: a stale page cannot start a GPU run.
-        configs = probe.plan(train_settings.values(), ss.mode, hardware())
+        configs = probe.plan(train_settings.values(), ss.mode, hardware(), compare_settings.comparison())
     except ConfigError as err:
         ss.start_error = str(err)
         return
@@ -40,14 +40,18 @@ def start_runs() -> None:
 
 def plan_ui(mode: probe.Mode, hw: probe.Probe) -> list[TrainConfig] | None:
     """The configs Run would submit, or None; says why not (a device missing, a bad setting) above the buttons."""
-    if problem := probe.unavailable(mode, hw):
+    # Along the device axis the values name the devices; the Device choice's own device does not run.
+    if st.session_state.get("axis") != "device" and (problem := probe.unavailable(mode, hw)):
         st.warning(f"{mode.label} cannot run here: {problem}. {GPU_ADVICE}")
         return None
     try:
-        configs = probe.plan(train_settings.values(), mode.key, hw)
+        configs = probe.plan(train_settings.values(), mode.key, hw, compare_settings.comparison())
     except ConfigError as err:
         st.error(str(err))
         return None
+    for device, precision in dict.fromkeys((c.device, c.precision) for c in configs):
+        if note := device_kinds.slow_note(device, precision, hw.host):
+            st.caption(f"{precision} on {device.upper()}: {note}.")
     name = configs[0].dataset
     if not datasets.availability(name).available:
         ready = ", ".join(datasets.REGISTRY[n].label for n in datasets.REGISTRY if datasets.availability(n).available)
@@ -67,7 +71,7 @@ def results_ui(runs: tuple[JobStatus, ...], hw: probe.Probe) -> None:
         if s.state == "failed":
             st.error(f"{label}: {s.error or 'the run failed.'}")
     results = [live.snapshot(s) for s in runs]
-    comparison.compare_ui(results, names)
+    comparison.compare_ui(results, names, by_value=True)
     roofline.runs_ui(results, names)  # why: the runs on their devices' rooflines
     if len(results) == 1 and results[0].epochs:
         st.caption(compare_hint(hw))

@@ -17,13 +17,15 @@ from core.config import (
     MAX_LEARNING_RATE,
     MAX_SEED,
     MAX_SYNTHETIC,
+    PRECISIONS,
     PRESET_MODES,
     PRESETS,
+    XLA_CHOICES,
 )
 from core.engine import data as datasets
 from core.engine import models
 from core.engine.devices import GPU_ADVICE
-from ui import kept
+from ui import compare_settings, kept
 from ui.resources import hardware
 
 # The widget shows "the whole set" as 0; TrainConfig says None.
@@ -70,6 +72,7 @@ def settings_ui(hw: probe.Probe) -> probe.Mode:
     sb.selectbox("Model", list(models.REGISTRY), key="model", format_func=lambda n: models.REGISTRY[n].label)
     sb.caption(models.REGISTRY[st.session_state.model].description)
     mode = mode_ui(hw)
+    compare_settings.axis_ui(hw)
     number_ui(sb, "Epochs", "epochs", 1, MAX_EPOCHS, step=1)
     number_ui(sb, "Batch size", "batch_size", 1, MAX_BATCH, step=10)
     number_ui(sb, "Learning rate", "learning_rate", 0.0001, MAX_LEARNING_RATE, step=0.001, format="%.4f")
@@ -82,6 +85,9 @@ def settings_ui(hw: probe.Probe) -> probe.Mode:
             st.caption("This device mode sets each run's execution, side by side.")
         number_ui(st, "Training samples (0 = the whole set)", "train_subset", 0, MAX_SYNTHETIC, step=1000)
         number_ui(st, "Hidden units (MLP)", "hidden_units", 1, MAX_HIDDEN, step=16)
+        st.radio("Precision (Keras dtype policy)", PRECISIONS, key="precision", horizontal=True)
+        st.radio("XLA (jit_compile)", XLA_CHOICES, key="xla", horizontal=True,
+                 help="auto: on for a GPU that XLA compiles for, off on a CPU.")  # fmt: skip
     kept.remember(DEFAULTS)
     return mode
 

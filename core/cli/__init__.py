@@ -1,4 +1,4 @@
-"""The command line: python -m core devices | train | history | export | import | salvage | sweep.
+"""The command line: python -m core devices | train | compare | history | export | import | salvage | sweep.
 
 COMMANDS is the one list of subcommands; each module names its own (help, flags, handler) and none
 registers itself. The shared parts (exit codes, --db, the save-and-report tail) are in core.cli.common.
@@ -6,7 +6,7 @@ registers itself. The shared parts (exit codes, --db, the save-and-report tail) 
 
 from __future__ import annotations
 
-from core.cli import devices, history, sweep, train
+from core.cli import compare, devices, history, sweep, train
 from core.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, OneLineParser
 from core.cli.train import config_from_args
 
@@ -24,6 +24,7 @@ __all__ = [
 COMMANDS: dict[str, Command] = {
     "devices": devices.COMMAND,
     "train": train.COMMAND,
+    "compare": compare.COMMAND,
     "history": history.HISTORY,
     "export": history.EXPORT,
     "import": history.IMPORT,

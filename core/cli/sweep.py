@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
-from core.config import DATASETS, DEFAULT_BATCH_SIZES, MODELS, ConfigError, SweepConfig
+from core.config import DATASETS, DEFAULT_BATCH_SIZES, MODELS, PRECISIONS, XLA_CHOICES, ConfigError, SweepConfig
 from core.engine import memory
 from core.history.store import Store, StoreError, new_run_id
 
@@ -20,6 +20,8 @@ def _sweep_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hidden-units", type=int, default=d.hidden_units, help="MLP hidden layer width")
     p.add_argument("--dataset", choices=DATASETS, default=d.dataset)
     p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--precision", choices=PRECISIONS, default=d.precision, help="the Keras dtype policy of every layer")
+    p.add_argument("--xla", choices=XLA_CHOICES, default=d.xla, help="jit_compile: on, off, or auto (on for a GPU)")
     p.add_argument("--json", metavar="FILE", help="write the sweep's result as JSON to FILE")
     db_flag(p)
 
@@ -60,6 +62,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             hidden_units=args.hidden_units,
             dataset=args.dataset,
             seed=args.seed,
+            precision=args.precision,
+            xla=args.xla,
         )
         memory.check(config)  # its largest batch must fit in free memory, said before anything is timed
     except ConfigError as err:

@@ -7,7 +7,17 @@ import sys
 
 from core import compare, roofline
 from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
-from core.config import DATASETS, EXECUTIONS, MODELS, OPTIMIZERS, ConfigError, TrainConfig, canonical_execution
+from core.config import (
+    DATASETS,
+    EXECUTIONS,
+    MODELS,
+    OPTIMIZERS,
+    PRECISIONS,
+    XLA_CHOICES,
+    ConfigError,
+    TrainConfig,
+    canonical_execution,
+)
 from core.engine import memory
 from core.history.store import Store, StoreError, new_run_id
 
@@ -26,6 +36,8 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--execution", type=canonical_execution, choices=EXECUTIONS, default=d.execution)
     p.add_argument("--train-subset", type=int, default=None, help="use only the first N training samples")
     p.add_argument("--hidden-units", type=int, default=d.hidden_units, help="MLP hidden layer width")
+    p.add_argument("--precision", choices=PRECISIONS, default=d.precision, help="the Keras dtype policy of every layer")
+    p.add_argument("--xla", choices=XLA_CHOICES, default=d.xla, help="jit_compile: on, off, or auto (on for a GPU)")
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
@@ -42,6 +54,8 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         execution=args.execution,
         train_subset=args.train_subset,
         hidden_units=args.hidden_units,
+        precision=args.precision,
+        xla=args.xla,
     )
 
 
@@ -96,7 +110,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         return fail(str(err))
     print(
         f"training {config.model} on {config.dataset} on {config.device}: {config.epochs} epochs, "
-        f"batch {config.batch_size}, {config.optimizer} lr {config.learning_rate}, {config.execution} execution",
+        f"batch {config.batch_size}, {config.optimizer} lr {config.learning_rate}, {config.execution} execution, "
+        f"{config.precision}, XLA {config.xla}",
         flush=True,
     )
     print(f"run {run_id}, recorded epoch by epoch in {store.path}", flush=True)

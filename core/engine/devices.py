@@ -8,12 +8,14 @@ import socket
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
+from core import device_kinds
 from core.config import normalize_device
 from core.engine.tf_setup import tf
 
 GPU_ADVICE = (
     'To train on a GPU, install the CUDA build with pip install "tensorflow[and-cuda]" on a Linux '
-    "machine with an NVIDIA driver, then check it with python -m core devices."
+    "machine with an NVIDIA driver, or pip install tensorflow tensorflow-metal on a Mac with Apple silicon, "
+    "then check it with python -m core devices."
 )
 
 
@@ -27,6 +29,7 @@ class GpuInfo:
     name: str
     compute_capability: str | None
     memory_mb: int | None
+    kind: str = "cuda"  # core.device_kinds: cuda, metal (Apple's PluggableDevice) or pluggable
 
 
 @dataclass(frozen=True)
@@ -77,18 +80,10 @@ def host_info() -> HostInfo:
     import keras
 
     build = t.sysconfig.get_build_info()
-    gpus = []
-    for index, dev in enumerate(t.config.list_physical_devices("GPU")):
-        details = t.config.experimental.get_device_details(dev)
-        cc = details.get("compute_capability")
-        gpus.append(
-            GpuInfo(
-                index=index,
-                name=details.get("device_name", f"GPU {index}"),
-                compute_capability=f"{cc[0]}.{cc[1]}" if cc else None,
-                memory_mb=_gpu_total_memory_mb(index),
-            )
-        )
+    gpus = [
+        gpu_info(index, t.config.experimental.get_device_details(dev), build, platform.platform())
+        for index, dev in enumerate(t.config.list_physical_devices("GPU"))
+    ]
     return HostInfo(
         hostname=socket.gethostname(),
         platform=platform.platform(),
@@ -101,6 +96,23 @@ def host_info() -> HostInfo:
         cuda_build=build.get("cuda_version") or None,
         cudnn_build=build.get("cudnn_version") or None,
         gpus=gpus,
+    )
+
+
+def gpu_info(index: int, details: dict, build: dict, platform_name: str) -> GpuInfo:
+    """One GPU from what TensorFlow says of it (get_device_details, get_build_info); CUDA is not assumed.
+
+    A CUDA GPU has a compute capability; Apple's tensorflow-metal PluggableDevice reports only its name, "METAL".
+    """
+    cc = details.get("compute_capability")
+    name = details.get("device_name") or f"GPU {index}"
+    kind = device_kinds.gpu_kind(name, cc, build.get("cuda_version"), platform_name)
+    return GpuInfo(
+        index=index,
+        name=name,
+        compute_capability=f"{cc[0]}.{cc[1]}" if cc else None,
+        memory_mb=_gpu_total_memory_mb(index) if kind == "cuda" else None,
+        kind=kind,
     )
 
 

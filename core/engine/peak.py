@@ -1,9 +1,10 @@
-"""A device's limits: peak float32 GFLOP/s (a matrix multiply) and memory bandwidth (a read-and-reduce), once per process.
+"""A device's limits: peak GFLOP/s of a matrix multiply in a dtype (float32 unless asked) and memory bandwidth (a read-and-reduce), once per process.
 
 A large square matmul is the best case for any processor (the most arithmetic per byte
 moved), so what it reaches is the ceiling a model's training can be compared with:
 utilisation = achieved GFLOP/s / peak GFLOP/s. On GPUs from Ampere on, TensorFlow runs
-float32 matmuls as TF32 by default, for the benchmark and for training alike, so the two agree.
+float32 matmuls as TF32 by default, for the benchmark and for training alike, so the two agree. A
+mixed-precision run is compared with the peak in its compute dtype (a bfloat16 matmul for mixed_bfloat16).
 
 Bandwidth is the other roof of the roofline (core.roofline): summing a float32 array far larger
 than any cache reads every byte once and does one add per 4 bytes, so its speed is the memory's.
@@ -36,6 +37,7 @@ class Peak:
     matrix_size: int
     multiplies: int  # per timed trial
     seconds: float  # the whole measurement, warm-up included
+    dtype: str = "float32"  # the matrices' dtype
 
     def to_dict(self) -> dict:
         """Plain dict for JSON."""
@@ -61,17 +63,17 @@ class Bandwidth:
 # CPU, ~100 MB on a GPU), so the reads come from memory, not cache.
 ARRAY_BYTES = {"CPU": 512 * 2**20, "GPU": 1024 * 2**20}
 
-_cache: dict[str, Peak] = {}
+_cache: dict[tuple[str, str], Peak] = {}
 _bandwidth_cache: dict[str, Bandwidth] = {}
 _lock = threading.Lock()
 
 
-def measure(tf_device: str) -> Peak:
-    """Peak float32 matmul GFLOP/s of `tf_device` ('/CPU:0', '/GPU:0'), measured once per process."""
+def measure(tf_device: str, dtype: str = "float32") -> Peak:
+    """Peak matmul GFLOP/s of `tf_device` ('/CPU:0', '/GPU:0') in `dtype`, measured once per process and dtype."""
     with _lock:
-        if tf_device not in _cache:
-            _cache[tf_device] = benchmark(tf_device)
-        return _cache[tf_device]
+        if (tf_device, dtype) not in _cache:
+            _cache[tf_device, dtype] = benchmark(tf_device, dtype)
+        return _cache[tf_device, dtype]
 
 
 def measure_bandwidth(tf_device: str) -> Bandwidth:
@@ -90,22 +92,22 @@ def utilisation(achieved_gflops: float | None, peak: Peak | float | None) -> flo
     return achieved_gflops / peak_gflops
 
 
-def benchmark(tf_device: str) -> Peak:
+def benchmark(tf_device: str, dtype: str = "float32") -> Peak:
     """Run the microbenchmark now, uncached (measure() is what runs and sweeps use)."""
     t = tf()
     kind = "GPU" if "GPU" in tf_device.upper() else "CPU"
     n = MATRIX_SIZE[kind]
     began = time.perf_counter()
     with t.device(tf_device):
-        a = t.random.uniform((n, n), dtype=t.float32)
-        b = t.random.uniform((n, n), dtype=t.float32)
+        a = t.cast(t.random.uniform((n, n), dtype=t.float32), dtype)
+        b = t.cast(t.random.uniform((n, n), dtype=t.float32), dtype)
 
         def run(multiplies: int) -> float:
             start = time.perf_counter()
             for _ in range(multiplies):
                 c = t.linalg.matmul(a, b)
             # GPU ops run asynchronously; fetching a value waits for every queued multiply.
-            float(t.reduce_sum(c[:1, :1]).numpy())
+            float(t.reduce_sum(t.cast(c[:1, :1], t.float32)).numpy())
             return time.perf_counter() - start
 
         once = min(run(1) for _ in range(WARMUP_MULTIPLIES))
@@ -118,6 +120,7 @@ def benchmark(tf_device: str) -> Peak:
         matrix_size=n,
         multiplies=multiplies,
         seconds=time.perf_counter() - began,
+        dtype=dtype,
     )
 
 

@@ -31,27 +31,40 @@ def build_train_chunk(model, optimizer, x, y, batch: int, jit_compile: bool):
 
     Step i trains on the rows of x, y listed in order[(start + i) * batch : (start + i + 1) * batch].
     x, y and order should already be on the device; the optimizer built for the model's variables.
+    With jit_compile, XLA compiles one step and the loop around it stays a graph loop, as Keras' own
+    steps_per_execution does: an XLA-compiled loop would make `count` a compile-time constant, so each
+    new call size would recompile.
     """
     t = tf()
     import keras
 
     loss_fn = keras.losses.sparse_categorical_crossentropy
+    # mixed_float16: LossScaleOptimizer scales the loss before the gradients and unscales them in apply().
+    scale = getattr(optimizer, "scale_loss", lambda loss: loss)
 
     @t.function(jit_compile=jit_compile, reduce_retracing=True)
+    def train_step(xb, yb):
+        with t.GradientTape() as tape:
+            # A mixed policy computes in float16 or bfloat16; the loss and accuracy are taken in float32, as Keras does.
+            probs = t.cast(model(xb, training=True), t.float32)
+            loss = t.reduce_mean(loss_fn(yb, probs))
+            scaled = scale(loss)
+        grads = tape.gradient(scaled, model.trainable_variables)
+        optimizer.apply(grads, model.trainable_variables)
+        hits = t.equal(t.argmax(probs, axis=1, output_type=t.int32), yb)
+        return loss, t.reduce_sum(t.cast(hits, t.float32))
+
+    @t.function(jit_compile=False, reduce_retracing=True)
     def train_chunk(order, start, count):
         loss_sum = t.constant(0.0)
         correct = t.constant(0.0)
         for i in t.range(count):
+            # The batch is cut outside the XLA step: XLA takes a slice's start as a compile-time constant,
+            # so a step that sliced would compile once per step number.
             idx = t.slice(order, [(start + i) * batch], [batch])
-            xb, yb = t.gather(x, idx), t.gather(y, idx)
-            with t.GradientTape() as tape:
-                probs = model(xb, training=True)
-                loss = t.reduce_mean(loss_fn(yb, probs))
-            grads = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply(grads, model.trainable_variables)
+            loss, hits = train_step(t.gather(x, idx), t.gather(y, idx))
             loss_sum += loss
-            hits = t.equal(t.argmax(probs, axis=1, output_type=t.int32), yb)
-            correct += t.reduce_sum(t.cast(hits, t.float32))
+            correct += hits
         return loss_sum, correct
 
     return train_chunk

@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from core import device_kinds
 from core.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
 from core.engine import data as datasets
 from core.engine import devices, floor, models, traffic
 from core.engine import peak as peaks
-from core.engine.executions.base import jit_compile_for
+from core.engine.executions.base import for_precision, jit_compile_for
 from core.engine.job import Cancelled, StopCheck, check_placement, measure_peak, never_stop, run_job
 from core.engine.step import StepRunner, build_train_chunk
 from core.engine.tf_setup import tf
@@ -87,13 +88,13 @@ def _measure_point(config: SweepConfig, name: str, tf_device: str, pool, batch: 
     import keras
 
     keras.utils.set_random_seed(config.seed)
-    model = models.build(config.model, config.hidden_units)
+    model = models.build(config.model, config.hidden_units, config.precision)
     result.devices[name]["variables_on"] = check_placement(model, tf_device)
     result.model.setdefault("parameters", int(model.count_params()))
-    optimizer = keras.optimizers.SGD(learning_rate=LEARNING_RATE)
+    optimizer = for_precision(keras.optimizers.SGD(learning_rate=LEARNING_RATE), config.precision)
     optimizer.build(model.trainable_variables)
     x, y = pool
-    step = build_train_chunk(model, optimizer, x, y, batch, jit_compile_for(tf_device, config.model))
+    step = build_train_chunk(model, optimizer, x, y, batch, result.devices[name]["jit_compile"])
     max_chunk = max(1, min(MAX_STEPS, INDEX_BUDGET // batch))
     rng = np.random.default_rng(config.seed)
     indices = t.constant(rng.integers(0, int(x.shape[0]), size=max_chunk * batch, dtype=np.int32))
@@ -126,8 +127,9 @@ def _failed_point(name: str, batch: int, error: str) -> SweepPoint:
     return SweepPoint(name, batch, 0, None, None, None, error=error)  # 0 steps: nothing was timed
 
 
-def _peak(tf_device: str) -> dict[str, Any]:
-    measured = measure_peak(tf_device)
+def _peak(tf_device: str, precision: str) -> dict[str, Any]:
+    # In the compute dtype: a bfloat16 sweep against a bfloat16 matmul.
+    measured = measure_peak(tf_device, models.COMPUTE_DTYPES[precision])
     return {
         "peak_gflops": measured.gflops if measured else None,
         "peak_matrix_size": measured.matrix_size if measured else None,
@@ -164,14 +166,17 @@ def run_sweep(
         for name, tf_device in targets.items():
             if stop():
                 raise Cancelled
+            # The device's kind decides what xla="auto" means and refuses what it cannot run, in one sentence.
+            device_kinds.check(name, config.precision, config.xla, result.host)
+            jit_compile = jit_compile_for(name, config.model, config.xla, result.host)
             result.devices[name] = {
                 "requested": name,
                 "tf_device": tf_device,
                 "name": devices.describe(name),
                 "label": name.upper(),
-                "jit_compile": jit_compile_for(tf_device, config.model),
-                **_peak(tf_device),
-                **floor.limits(tf_device, "multi-step-loop", jit_compile_for(tf_device, config.model)),
+                "jit_compile": jit_compile,
+                **_peak(tf_device, config.precision),
+                **floor.limits(tf_device, "multi-step-loop", jit_compile),
             }
             out_of_memory: str | None = None
             with t.device(tf_device):

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
+from core import device_kinds
 from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine import devices, floor, flops, learned, models, timeline, traffic
@@ -46,22 +47,28 @@ def train(
         tf_device = devices.resolve(config.device)
         result.device.update(tf_device=tf_device, name=devices.describe(config.device), label=config.device.upper())
         data = datasets.load(config.dataset, config.train_subset, config.seed)
-        jit_compile = jit_compile_for(tf_device, config.model)
+        # The device's kind decides what xla="auto" means and refuses what it cannot run, in one sentence.
+        device_kinds.check(config.device, config.precision, config.xla, result.host)
+        jit_compile = jit_compile_for(config.device, config.model, config.xla, result.host)
         with t.device(tf_device):
             # Before the seed is set: the floor's trivial model draws its own random weights.
             result.device.update(floor.limits(tf_device, config.execution, jit_compile))
             keras.utils.set_random_seed(config.seed)
             # Build inside the scope: variables stay on the device they were created on.
-            model = models.build(config.model, config.hidden_units)
+            model = models.build(config.model, config.hidden_units, config.precision)
             result.device["variables_on"] = check_placement(model, tf_device)
+            # What the layers really compute in (the last layer's policy, as Keras applied it).
+            result.device["compute_dtype"] = model.layers[-1].dtype_policy.compute_dtype
             result.device["parameters"] = int(model.count_params())
             engine = ENGINES[config.execution](config, model, data, jit_compile)
             result.device.update(engine.info())
             train_flops = flops.count(model).train
             result.device["train_flops_per_sample"] = train_flops
             result.device.update(traffic.info(model, config.optimizer, config.batch_size), steps_per_epoch=engine.steps)
-            peak = measure_peak(tf_device)
+            # Share of peak against a matmul in the compute dtype: a bfloat16 run against a bfloat16 peak.
+            peak = measure_peak(tf_device, result.device["compute_dtype"])
             result.device["peak_gflops"] = peak.gflops if peak else None
+            result.device["peak_dtype"] = result.device["compute_dtype"]
             strip = learned.strip_indices(data.y_test)
             x_strip, y_strip = t.constant(data.x_test[strip]), data.y_test[strip].tolist()
             most_points = timeline.points_per_epoch(config.epochs)

@@ -122,8 +122,12 @@ def _run(data: dict[str, Any]) -> RunResult:
             )
     return RunResult(
         # TrainConfig's values, but the execution mode in the file's own words: an older name for the same
-        # mode ("fast") stays as written, so an old file exports unchanged.
-        config={**config.to_dict(), "execution": data["config"]["execution"]},
+        # mode ("fast") stays as written, and fields a later version added (precision, xla) stay out, so an
+        # old file exports unchanged; TrainConfig reads them as their defaults.
+        config={
+            **{k: v for k, v in config.to_dict().items() if k in data["config"]},
+            "execution": data["config"]["execution"],
+        },
         host=data["host"],
         device=data["device"],
         status=data["status"],

@@ -265,8 +265,22 @@ RUN_V2 = closed(
     required=tuple(RUN_V1["required"]),
 )
 
+# -- version 3: the config's precision and xla are required; the device says what it computed in -------------
+RUN_V3 = closed(
+    {
+        **RUN_V2["properties"],
+        "schema_version": {"const": 3, "description": "3"},
+        "config": closed({f.name: SHORT_VALUE for f in fields(TrainConfig)}, required=(*RUN_CONFIG_V1, "precision", "xla")),
+        "device": open_ended(
+            {"variables_on": text(nullable=True), "compute_dtype": text(nullable=True), "peak_dtype": text(nullable=True),
+             "jit_compile": {"type": "boolean", "description": "true or false"}}
+        ),
+    },
+    required=tuple(RUN_V1["required"]),
+)  # fmt: skip
+
 TRAIN_KIND = "train"  # a training run's file may leave "kind" out
 SCHEMAS: dict[str, dict[int, dict[str, Any]]] = {
-    TRAIN_KIND: {1: RUN_V1, 2: RUN_V2},
+    TRAIN_KIND: {1: RUN_V1, 2: RUN_V2, 3: RUN_V3},
     "sweep": {1: SWEEP_V1},
 }

@@ -6,33 +6,53 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from core import device_kinds
 from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine.job import StopCheck
 from core.engine.timeline import Mark
 
-# Models trained with XLA on the CPU too. Empty for now: the multi-step loop's `for i in tf.range(count)`
-# makes count a compile-time constant under XLA, so each new call size recompiles (about 1.5 s here).
+# Models trained with XLA on the CPU under xla="auto" too. Empty: XLA slows the convolutions on a CPU, and
+# "auto" should mean one thing for every model; xla="on" asks for it on the CPU explicitly.
 XLA_ON_CPU: frozenset[str] = frozenset()
 
 
-def jit_compile_for(tf_device: str, model: str | None = None) -> bool:
-    """XLA on for a GPU, off for a CPU; applied to every execution mode of a run alike.
+def jit_compile_for(
+    device: str, model: str | None = None, xla: str = "auto", host: dict[str, Any] | None = None
+) -> bool:
+    """The jit_compile of a run on `device` ('gpu:0' or '/GPU:0'): xla 'on'/'off' as asked, 'auto' by the device kind.
 
-    Keras' jit_compile="auto" would turn XLA on for every device of a machine that has a GPU, CPU
-    included, so a mode that left it to Keras would compare XLA against no XLA. On the CPU XLA
-    helps the small models but slows convolutions; on a GPU it fuses the small kernels.
-    `model` names the model (core.engine.models), for a CPU choice by model: XLA_ON_CPU.
+    'auto' is off on a CPU and on for a GPU XLA compiles for (core.device_kinds). Keras' own
+    jit_compile="auto" would turn XLA on for every device of a machine that has a GPU, CPU included, so a
+    CPU run would change with the machine it is on. `model` names the model, for a CPU choice by model
+    (XLA_ON_CPU). `host` describes the machine (devices.HostInfo.to_dict()); without it a GPU is taken to
+    be a CUDA one. ConfigError where XLA cannot run (xla on for Apple's Metal GPU).
     """
-    return tf_device.upper().lstrip("/").startswith("GPU") or model in XLA_ON_CPU
+    name = device.lower().lstrip("/")
+    if xla == "auto" and name.startswith("cpu") and model in XLA_ON_CPU:
+        return True
+    kind, _ = device_kinds.kind_of(name, host if host is not None else {})
+    return device_kinds.resolve_xla(xla, kind, name)
 
 
 def make_optimizer(config: TrainConfig):
-    """A fresh Keras optimizer for the run (SGD or Adam at its learning rate)."""
+    """A fresh Keras optimizer for the run (SGD or Adam at its learning rate); LossScaleOptimizer around it for float16.
+
+    float16's narrow range underflows small gradients to zero; Keras' LossScaleOptimizer scales the loss
+    up before the gradients are taken and back down before they are applied. bfloat16 has float32's
+    range and needs none.
+    """
     import keras
 
     factories = {"sgd": keras.optimizers.SGD, "adam": keras.optimizers.Adam}
-    return factories[config.optimizer](learning_rate=config.learning_rate)
+    return for_precision(factories[config.optimizer](learning_rate=config.learning_rate), config.precision)
+
+
+def for_precision(optimizer, precision: str):
+    """The optimizer as `precision` needs it: inside Keras' LossScaleOptimizer for mixed_float16, else as it is."""
+    import keras
+
+    return keras.optimizers.LossScaleOptimizer(optimizer) if precision == "mixed_float16" else optimizer
 
 
 class Engine:

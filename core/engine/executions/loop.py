@@ -38,7 +38,7 @@ class MultiStepLoop(Engine):
 
         @t.function(jit_compile=jit_compile, reduce_retracing=True)
         def eval_chunk(xb, yb):
-            probs = model(xb, training=False)
+            probs = t.cast(model(xb, training=False), t.float32)  # a mixed policy's output, read in float32
             loss = t.reduce_sum(loss_fn(yb, probs))
             hits = t.equal(t.argmax(probs, axis=1, output_type=t.int32), yb)
             return loss, t.reduce_sum(t.cast(hits, t.float32))

@@ -1,0 +1,98 @@
+"""python -m core compare --axis precision --values float32,mixed_bfloat16 [train flags]: one run per value, then the ratios.
+
+The runs train one after another with the same seed and every other setting shared, as the page's
+"Compare along" does; they are stored as one group (run ids GROUP-1, GROUP-2, ...) like the page's runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from pathlib import Path
+
+from core import compare
+from core.axes import AXES, Comparison
+from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save, stop_on_ctrl_c, write_json
+from core.cli.train import EpochWriter, add_train_flags, config_from_args, format_epoch
+from core.config import ConfigError
+from core.engine import memory
+from core.history.store import Store, StoreError
+
+
+def ratio_lines(results, names: list[str]) -> list[str]:
+    """The ratio table: each value's median seconds per step against the first value's, with its interval."""
+    lines = [f"{'value':<24} {'median step':>12} {'speedup vs ' + names[0]:>26}"]
+    reference = compare.median_step_seconds(results[0])
+    for result, name, found in zip(results, names, compare.ratios(results), strict=True):
+        step = compare.median_step_seconds(result)
+        shown = f"{step * 1000:.3f} ms" if step else "-"
+        ratio = "1.00x (reference)" if found is compare.REFERENCE else compare.ratio_words(found)
+        if found is None and step and reference:  # too few steady calls for an interval: the medians' ratio alone
+            ratio = f"{reference / step:.2f}x (no interval)"
+        lines.append(f"{name:<24} {shown:>12} {ratio:>26}")
+    return lines
+
+
+def json_path(stem: str | None, name: str) -> str | None:
+    """--json out.json -> out-mixed_bfloat16.json: one importable run file per value."""
+    if not stem:
+        return None
+    path = Path(stem)
+    slug = "".join(ch if ch.isalnum() or ch in "._" else "-" for ch in name)
+    return str(path.with_name(f"{path.stem}-{slug}{path.suffix or '.json'}"))
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Train one run per value of the axis, then print the ratio table."""
+    try:
+        comparison = Comparison(args.axis, args.values)
+        configs = comparison.configs(config_from_args(args).to_dict())
+        for config in configs:
+            memory.check(config)
+    except ConfigError as err:
+        return fail(str(err), EXIT_USAGE)
+    from core.engine import devices
+    from core.engine.training import train  # TensorFlow loads here, once the flags are known to be good
+
+    try:
+        for config in configs:
+            devices.resolve(config.device)  # a GPU that is not here is refused before the history holds a row
+        store = Store(args.db)
+    except (StoreError, devices.DeviceError) as err:
+        return fail(str(err))
+    names, results, group = comparison.names(), [], uuid.uuid4().hex[:8]
+    stop = stop_on_ctrl_c()
+    for i, (config, name) in enumerate(zip(configs, names, strict=True), 1):
+        run_id = f"cmp{group}-{i}"
+        try:
+            store.begin(run_id, config)
+        except StoreError as err:
+            return fail(str(err))
+        print(f"{args.axis} = {name}: run {run_id}", flush=True)
+        writer = EpochWriter(store, run_id)
+
+        def on_epoch(metrics, result, writer=writer, total=config.epochs) -> None:
+            writer.write(metrics, result)
+            print(format_epoch(metrics, total), flush=True)
+
+        result = train(config, on_epoch=on_epoch, should_stop=stop, run_id=run_id)
+        results.append(result)
+        if (unsaved := save(store, result)) is not None:
+            return fail(f"{unsaved}{writer.kept()}")
+        if (code := write_json(json_path(args.json, name), result)) is not None:
+            return code
+        if result.status != "completed":
+            return fail(f"{args.axis} = {name}: {result.error or result.status}; the comparison stops here.")
+    print("\n".join(ratio_lines(results, names)))
+    return 0
+
+
+def _compare_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--axis", required=True, choices=list(AXES), help="the one setting the runs differ in")
+    p.add_argument("--values", required=True, help="2 to 4 comma-separated values, the first is the reference")
+    add_train_flags(p)
+    p.add_argument("--json", metavar="FILE", help="write each run as JSON: FILE-<value>.json")
+    db_flag(p)
+
+
+COMMAND = Command("train one run per value of an axis and print their ratios", _compare_flags, cmd_compare)

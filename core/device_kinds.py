@@ -1,0 +1,126 @@
+"""Device kinds: what a CPU, an NVIDIA (CUDA) GPU and Apple's Metal GPU each support, looked up, never assumed.
+
+TensorFlow lists any GPU the same way (`tf.config.list_physical_devices("GPU")`), whether CUDA drives it
+or a PluggableDevice such as Apple's `tensorflow-metal`. What differs is what the kind can do: XLA
+compiles for CPUs and CUDA GPUs but not for Metal (Keras' own `model_supports_jit` says so), and bfloat16
+needs an Ampere (compute capability 8.0) or later NVIDIA GPU. Light to import: no TensorFlow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core.config import PRECISIONS, ConfigError
+
+AMPERE = (8, 0)  # the first NVIDIA compute capability with bfloat16 tensor cores
+
+
+def _any_precision(_: dict[str, Any], __: str) -> str | None:
+    return None
+
+
+def _cuda_precision(gpu: dict[str, Any], precision: str) -> str | None:
+    capability = str(gpu.get("compute_capability") or "")
+    major, _, minor = capability.partition(".")
+    if precision != "mixed_bfloat16" or not major.isdigit():
+        return None
+    if (int(major), int(minor or 0)) >= AMPERE:
+        return None
+    return f"mixed_bfloat16 needs an NVIDIA GPU of compute capability 8.0 or later; this one has {capability}"
+
+
+def _float_only(allowed: tuple[str, ...], device: str) -> Callable[[dict[str, Any], str], str | None]:
+    def check(_: dict[str, Any], precision: str) -> str | None:
+        return None if precision in allowed else f"{device} runs precision {' or '.join(allowed)} only"
+
+    return check
+
+
+@dataclass(frozen=True)
+class DeviceKind:
+    """What one kind of device supports: XLA, what xla='auto' means on it, and which precisions it runs."""
+
+    name: str
+    label: str
+    xla: bool  # XLA can compile for it
+    xla_auto: bool  # what xla="auto" resolves to on it
+    precision_problem: Callable[[dict[str, Any], str], str | None]  # (gpu info, precision) -> why not, or None
+
+
+KINDS: dict[str, DeviceKind] = {
+    # On a CPU, "auto" is off, as Keras' jit_compile="auto" is on a machine without a GPU: XLA slows the
+    # convolutions there, and a CPU run beside a GPU run should not change with the machine it is on.
+    "cpu": DeviceKind("cpu", "CPU", True, False, _any_precision),
+    "cuda": DeviceKind("cuda", "NVIDIA GPU (CUDA)", True, True, _cuda_precision),
+    "metal": DeviceKind(
+        "metal", "Apple GPU (tensorflow-metal)", False, False, _float_only(("float32", "mixed_float16"), "Apple's GPU")
+    ),
+    # Any other PluggableDevice: nothing is assumed beyond float32 without XLA.
+    "pluggable": DeviceKind(
+        "pluggable", "GPU (a PluggableDevice)", False, False, _float_only(("float32",), "This GPU")
+    ),
+}
+
+
+def gpu_kind(name: str | None, compute_capability: Any, cuda_build: str | None, platform: str | None) -> str:
+    """The kind of a GPU from what TensorFlow says of it: 'cuda', 'metal' or 'pluggable'."""
+    # tensorflow-metal's device details name the device "METAL"; it only exists on macOS.
+    if str(name or "").upper() == "METAL" or str(platform or "").lower().startswith(("macos", "darwin")):
+        return "metal"
+    if compute_capability or cuda_build:
+        return "cuda"
+    return "pluggable"
+
+
+def kind_of(device: str, host: dict[str, Any]) -> tuple[DeviceKind, dict[str, Any]]:
+    """(kind, gpu info) of a device name ('cpu', 'gpu:1') on the host `python -m core devices --json` describes."""
+    if not device.startswith("gpu"):
+        return KINDS["cpu"], {}
+    index = int(device.partition(":")[2] or 0)
+    gpu = next((g for g in host.get("gpus") or [] if g.get("index") == index), {})
+    # Nothing known of the machine (a script written for elsewhere): the common route, CUDA.
+    name = gpu.get("kind") or (
+        gpu_kind(gpu.get("name"), gpu.get("compute_capability"), host.get("cuda_build"), host.get("platform"))
+        if gpu or host
+        else "cuda"
+    )
+    return KINDS.get(name, KINDS["pluggable"]), gpu
+
+
+# What runs but slowly, said before Run (slower is a result, not an error). Measured on a 2-core Xeon: a
+# mixed_float16 MLP evaluates its 10,000 test images about 400x slower than in float32 (no float16 arithmetic).
+SLOW = {("cpu", "mixed_float16"): "most CPUs have no float16 arithmetic, so expect it many times slower than float32"}
+
+
+def slow_note(device: str, precision: str, host: dict[str, Any]) -> str | None:
+    """Why this precision will run slowly on this device ('most CPUs have no float16 ...'), or None."""
+    kind, _ = kind_of(device, host)
+    return SLOW.get((kind.name, precision))
+
+
+def resolve_xla(xla: str, kind: DeviceKind, device: str) -> bool:
+    """The jit_compile a run uses: xla 'on'/'off' as said, 'auto' by the device kind; ConfigError where XLA cannot run."""
+    if xla == "on" and not kind.xla:
+        raise ConfigError(
+            "xla",
+            f"xla on is not possible on {device.upper()}: XLA does not compile for {kind.label}; use auto or off.",
+        )
+    return {"on": True, "off": False}.get(xla, kind.xla_auto)
+
+
+def check_precision(precision: str, kind: DeviceKind, gpu: dict[str, Any], device: str) -> None:
+    """ConfigError if the device cannot run this precision (a slow one runs: slower is a result)."""
+    if precision not in PRECISIONS:
+        raise ConfigError("precision", f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}.")
+    problem = kind.precision_problem(gpu, precision)
+    if problem:
+        raise ConfigError("precision", f"precision {precision} cannot run on {device.upper()}: {problem}.")
+
+
+def check(device: str, precision: str, xla: str, host: dict[str, Any]) -> bool:
+    """Check a run's precision and XLA against its device's kind; the jit_compile it will use."""
+    kind, gpu = kind_of(device, host)
+    check_precision(precision, kind, gpu, device)
+    return resolve_xla(xla, kind, device)

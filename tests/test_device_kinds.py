@@ -1,0 +1,76 @@
+"""Device kinds without CUDA assumed: GPU detection fed Apple's tensorflow-metal PluggableDevice description."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import device_kinds, probe
+from core.axes import Comparison
+from core.config import ConfigError
+from core.engine import devices
+from core.engine.executions import jit_compile_for
+
+# What TensorFlow says of a GPU on a Mac with tensorflow-metal: get_device_details names it "METAL" and
+# nothing else; the build has no CUDA.
+METAL_DETAILS, MAC_BUILD, MAC = {"device_name": "METAL"}, {"is_cuda_build": False}, "macOS-14.4-arm64-arm-64bit"
+SETTINGS = {"dataset": "synthetic", "model": "mlp", "train_subset": 300, "batch_size": 30, "epochs": 2}
+
+
+@pytest.fixture()
+def mac():
+    gpu = devices.gpu_info(0, METAL_DETAILS, MAC_BUILD, MAC)
+    host = {"platform": MAC, "cuda_build": None, "cpu_model": "Apple M2", "gpus": [gpu.__dict__]}
+    return gpu, probe.Probe(probe.READY, host=host)
+
+
+def test_a_metal_gpu_is_found_as_metal_not_cuda(mac):
+    gpu, hw = mac
+    assert gpu.kind == "metal" and gpu.compute_capability is None and gpu.memory_mb is None
+    rows = dict(probe.host_rows(hw))
+    assert rows["Built with"] == "no CUDA; the GPU is a PluggableDevice"
+    assert rows["GPU:0"] == "METAL (Apple GPU (tensorflow-metal))"
+    # A CUDA GPU's description is still CUDA.
+    assert devices.gpu_info(0, {"device_name": "NVIDIA L4", "compute_capability": (8, 9)}, {}, "Linux").kind == "cuda"
+
+
+def test_on_metal_xla_auto_means_off_and_xla_on_is_refused_in_one_sentence(mac):
+    _, hw = mac
+    assert jit_compile_for("gpu:0", "mlp", "auto", hw.host) is False
+    assert jit_compile_for("cpu", "mlp", "on", hw.host) is True  # XLA compiles for the Mac's CPU
+    (config,) = probe.plan({**SETTINGS, "xla": "auto"}, "gpu:0", hw)
+    assert config.device == "gpu:0"
+    with pytest.raises(ConfigError) as refused:
+        probe.plan(SETTINGS, "gpu:0", hw, Comparison("xla", ("off", "on")))
+    assert str(refused.value) == (
+        "xla on is not possible on GPU:0: XLA does not compile for Apple GPU (tensorflow-metal); use auto or off."
+    )
+    with pytest.raises(ConfigError, match="mixed_bfloat16 cannot run on GPU:0: Apple's GPU runs precision"):
+        probe.plan({**SETTINGS, "precision": "mixed_bfloat16"}, "gpu:0", hw)
+
+
+def test_a_cuda_gpu_takes_xla_auto_as_on_and_a_cpu_as_off():
+    host = {"cuda_build": "12.5", "gpus": [{"index": 0, "name": "NVIDIA H100", "compute_capability": "9.0"}]}
+    assert jit_compile_for("gpu:0", "cnn", "auto", host) is True
+    assert jit_compile_for("cpu", "cnn", "auto", host) is False
+    assert device_kinds.check("gpu:0", "mixed_bfloat16", "on", host) is True
+
+
+@pytest.mark.parametrize(
+    ("axis", "values", "says"),
+    [
+        ("precision", "float32,float64", "precision values must each be one of float32, mixed_float16, mixed_bfloat16"),
+        ("device", "cpu", "values must list 2 to 4 device values, not 1."),
+        ("device", "gpu,gpu:0", "values lists device gpu:0 twice"),
+        ("speed", "1,2", "axis must be one of device, execution, precision, xla, batch_size, hidden_units"),
+    ],
+)
+def test_a_bad_comparison_is_one_sentence(axis, values, says):
+    with pytest.raises(ConfigError) as refused:
+        Comparison(axis, values)
+    assert says in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_float16_on_a_cpu_is_said_to_be_slow_before_it_runs_not_refused():
+    assert "many times slower" in device_kinds.slow_note("cpu", "mixed_float16", {})
+    assert device_kinds.slow_note("cpu", "mixed_bfloat16", {}) is None
+    assert device_kinds.check("cpu", "mixed_float16", "auto", {}) is False  # it runs, XLA off as auto means on a CPU

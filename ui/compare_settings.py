@@ -1,0 +1,83 @@
+"""The sidebar's "Compare along": an axis (core.axes.AXES) and its 2-4 values, or the Device choice's own runs.
+
+Widget keys: "axis" ("" = as the Device choice says), "axis_choices" (values of an axis with a fixed list),
+"axis_numbers" (typed values of a number axis). The values are checked by core.axes.Comparison, in one
+sentence, when the page plans the runs; nothing is queued until they are good.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import probe
+from core.axes import AXES, MAX_VALUES, MIN_VALUES, Comparison
+from ui import kept
+
+AS_DEVICE = ""  # the Device choice's own runs: one device, CPU vs GPU, or the execution modes
+DEFAULTS = {"axis": AS_DEVICE, "axis_choices": [], "axis_numbers": ""}
+# What an axis starts with when picked: its most asked-for pair.
+STARTING_VALUES = {
+    "device": ["cpu", "gpu:0"],
+    "execution": ["keras-fit", "multi-step-loop"],
+    "precision": ["float32", "mixed_bfloat16"],
+    "xla": ["off", "on"],
+    "batch_size": "100, 1000",
+    "hidden_units": "128, 1024",
+}
+
+
+def device_values(hw: probe.Probe) -> list[str]:
+    """The devices a comparison may use: every one-device choice core.probe.modes lists (cluster nodes' too)."""
+    return [m.runs[0]["device"] for m in probe.modes(hw) if len(m.runs) == 1 and set(m.runs[0]) == {"device"}]
+
+
+def _start(hw: probe.Probe) -> None:
+    ss = st.session_state
+    start = STARTING_VALUES.get(ss.axis)
+    if isinstance(start, str):
+        ss.axis_numbers = start
+    elif start is not None:
+        options = options_for(ss.axis, hw)
+        ss.axis_choices = [v for v in start if v in options] or options[:MIN_VALUES]
+
+
+def options_for(axis: str, hw: probe.Probe) -> list[str]:
+    """The values the picker offers for an axis with a fixed list (the devices come from the hardware check)."""
+    return device_values(hw) if axis == "device" else list(AXES[axis].allowed or ())
+
+
+def axis_ui(hw: probe.Probe) -> None:
+    """Compare along an axis, with its values, or as the Device choice says; comparison() reads them."""
+    kept.restore(DEFAULTS)
+    ss, sb = st.session_state, st.sidebar
+    sb.selectbox(
+        "Compare along",
+        [AS_DEVICE, *AXES],
+        key="axis",
+        format_func=lambda a: AXES[a].label if a else "— as Device says",
+        on_change=_start,
+        args=(hw,),
+        help="One base config plus one setting with 2-4 values; every other setting is shared, same seed.",
+    )
+    axis = ss.axis
+    words = f"{MIN_VALUES} to {MAX_VALUES} values"
+    if axis in AXES and (AXES[axis].allowed is not None or axis == "device"):
+        options = options_for(axis, hw)
+        ss.axis_choices = [v for v in ss.axis_choices if v in options]
+        sb.multiselect("Values", options, key="axis_choices", help=f"{words}; the first is the reference.")
+    elif axis in AXES:
+        sb.text_input("Values", key="axis_numbers", help=f"{words}, comma-separated; the first is the reference.")
+    if axis in AXES and axis != "device":
+        sb.caption("Each value runs on the Device choice's device (the GPU, for CPU vs GPU).")
+    kept.remember(DEFAULTS)
+
+
+def comparison() -> Comparison | None:
+    """The picked axis and values as a Comparison, None for the Device choice's own runs; ConfigError if bad."""
+    ss = st.session_state
+    axis = ss.get("axis", AS_DEVICE)
+    if axis == AS_DEVICE:
+        return None
+    numbers = axis in AXES and AXES[axis].allowed is None and axis != "device"
+    values = [v for v in ss.get("axis_numbers", "").split(",") if v.strip()] if numbers else ss.get("axis_choices", [])
+    return Comparison(axis, tuple(values))
