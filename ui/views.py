@@ -44,9 +44,11 @@ def short_time(iso: str | None) -> str:
 
 
 def where(row: HistoryRow) -> str:
-    """'GPU:0 on gpu-server': where the variables lived (else the device asked for) and the host."""
-    device = row.variables_on or (row.device or "?").upper()
-    return f"{device} on {row.host or 'an unknown host'}"
+    """'GPU:0 on gpu-server', 'NODE-B/CPU:0 on vm': where the variables lived (else the device asked for), the Ray
+    node when it ran on one, and the host."""
+    device = row.variables_on or (row.device or "?").upper().rpartition("/")[2]
+    node = (row.device or "").rpartition("/")[0]
+    return f"{node.upper() + '/' if node else ''}{device} on {row.host or 'an unknown host'}"
 
 
 def run_labels(rows: Sequence[HistoryRow], configs: Sequence[dict] | None = None) -> list[str]:
