@@ -248,7 +248,7 @@ class Runner:
         if getattr(job.config, "node", None):  # a Ray node's job: Ray is imported only now
             from core.cluster import remote
 
-            return self._ending(job, remote.run(kind, job.config, job.run_id, job.stop, self._relay(job)), None)
+            return self._ending(job, remote.run(kind, job.config, job.run_id, job.stop.is_set, self._relay(job)), None)
         worker = self._worker
         if not worker.wait_ready():
             # It died while importing (e.g. killed): one fresh try, so a queued job is not lost to it.

@@ -123,6 +123,8 @@ def connect(text: str | None = None, timeout: float = INIT_TIMEOUT_S) -> str:
                 raise ClusterError(f"This process is connected to the Ray cluster at {_connected}, not {address.text}.")
             return _connected
         check_reachable(address)
+        # Ray's C++ client logs each failed retry to stderr; its sentence below is what a person reads.
+        os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
         import ray
 
         outcome: list[BaseException | None] = []

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from core import progress
 from core.cluster import shipping
 from core.cluster.connect import ClusterError, connect
 from core.cluster.nodes import Node, find
@@ -117,7 +118,7 @@ def _resources(node: Node, config: Any) -> dict[str, Any]:
     return {"num_cpus": 1, "num_gpus": wanted}
 
 
-def run(job: Callable[..., Any], config: Any, run_id: str, stop: threading.Event, on_item) -> tuple:
+def run(job: Callable[..., Any], config: Any, run_id: str, should_stop: Callable[[], bool], on_item) -> tuple:
     """Run one job on the node its config names, relaying each item to on_item(item, result) as it arrives."""
     import ray
 
@@ -145,7 +146,7 @@ def run(job: Callable[..., Any], config: Any, run_id: str, stop: threading.Event
         # Ship the dataset only to a node that lacks it (tens of MB, over the network with Ray Client).
         files = shipping.pack(config.dataset) if ray.get(actor.lacks.remote(config.dataset), timeout=30) else None
         actor.start.remote(job, config, run_id, stamp, files)
-        return _relay(actor, node, stop, on_item)
+        return _relay(actor, node, should_stop, on_item)
     finally:
         try:
             ray.kill(actor, no_restart=True)
@@ -157,14 +158,14 @@ def _asks(options: dict[str, Any]) -> str:
     return f"{options['num_gpus']} GPU(s)" if options.get("num_gpus") else f"{options['num_cpus']} CPU(s)"
 
 
-def _relay(actor, node: Node, stop: threading.Event, on_item) -> tuple:
+def _relay(actor, node: Node, should_stop: Callable[[], bool], on_item) -> tuple:
     """Poll the actor until the job ends, relaying items; the node's loss and an unanswered Stop end it here."""
     import ray
 
     stop_asked: float | None = None
     last_answer = time.monotonic()
     while True:
-        if stop.is_set() and stop_asked is None:
+        if should_stop() and stop_asked is None:
             actor.stop.remote()
             stop_asked = time.monotonic()
         if stop_asked is not None and time.monotonic() - stop_asked > STOP_GRACE_SECONDS:
@@ -184,3 +185,16 @@ def _relay(actor, node: Node, stop: threading.Event, on_item) -> tuple:
         if done is not None:
             return ("done", pickle.loads(done[0]), done[1], done[2])
         time.sleep(POLL_SECONDS)
+
+
+def result_of(ending: tuple, last: Any) -> tuple[Any, str | None]:
+    """(result, sentence) from run()'s ending, for a caller without a runner (the CLI); `last` is the newest result."""
+    if ending[0] == "done":
+        return ending[1], ending[3]
+    status, sentence = ("cancelled", None) if ending[0] == "stopped" else ("interrupted", ending[1])
+    if last is not None:
+        unit = "point" if hasattr(last, "points") else "epoch"
+        done = len(getattr(last, "points", None) or getattr(last, "epochs", None) or [])
+        sentence = sentence and f"{sentence} after {unit} {done}; {progress.plural(unit, done)} kept."
+        last.status, last.error = status, sentence
+    return last, sentence
