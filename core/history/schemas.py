@@ -260,6 +260,14 @@ RUN_V2 = closed(
     {
         **RUN_V1["properties"],
         "schema_version": {"const": 2, "description": "2"},
+        # Optional (core.results.CLUSTER_DEVICE_FIELDS): where a Ray node's run ran, and MirroredStrategy's replicas.
+        "device": open_ended(
+            {
+                "variables_on": text(nullable=True),
+                **{name: text() for name in ("node", "node_id")},
+                **{name: whole(1) for name in ("replicas", "global_batch_size")},
+            }
+        ),
         "epochs": list_of(EPOCH_V2),
     },
     required=tuple(RUN_V1["required"]),
