@@ -62,15 +62,27 @@ def stored_epochs(store: Store, run_id: str) -> int:
     return len(result.epochs) if result else 0
 
 
-def test_the_probe_lists_every_node_with_its_own_device_listing(cluster):
-    from core.cluster import nodes
+def test_every_node_lists_its_devices_in_the_devices_view_and_the_device_choices(cluster, monkeypatch):
+    from core import probe
+    from core.cluster import connect, nodes
+    from tests.test_app import page
 
-    answers = nodes.probe()
-    assert [a.node.name for a in answers] == ["head-a", "node-b"]  # the head first
-    for answer in answers:
-        assert answer.message == "", answer.message
-        assert answer.host["hostname"] and answer.host["tensorflow"] and answer.host["cpu_cores"] >= 1
-    assert answers[0].node.node_id != answers[1].node.node_id
+    made, _ = cluster
+    monkeypatch.setenv(connect.ADDRESS_ENV, made.address)
+    probe.start()  # the page's check: this machine in a subprocess, the cluster's nodes on a thread
+    hw = probe.wait_cluster(150)
+    assert [n["name"] for n in hw.nodes] == ["head-a", "node-b"]  # the head first
+    for node in hw.nodes:
+        assert node["message"] == "", node["message"]
+        assert node["host"]["hostname"] and node["host"]["tensorflow"] and node["host"]["cpu_cores"] >= 1
+    assert hw.nodes[1]["node_id"] == nodes.find("node-b").node_id != hw.nodes[0]["node_id"]
+    host = hw.nodes[1]["host"]["hostname"]
+    by_key = {m.key: m for m in probe.modes(hw)}
+    assert by_key["node-b/cpu"].label == f"node-b/CPU · {host}" and not probe.unavailable(by_key["node-b/cpu"], hw)
+    assert by_key["cpu-vs-node-b/cpu"].runs == ({"device": "cpu"}, {"device": "node-b/cpu"})
+    # The Devices view lists each node, as the node lists itself.
+    text = " ".join(m.value for m in page("Devices").markdown)
+    assert f"node-b · {host}" in text and "`head-a/cpu`" in text and "`node-b/cpu`" in text
 
 
 def test_a_run_on_the_second_node_runs_there_streams_its_epochs_and_stops(cluster, recorded):
