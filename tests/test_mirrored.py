@@ -35,3 +35,9 @@ def test_cpu_all_trains_with_mirrored_strategy_over_two_logical_cpus():
     # Same batches in the same order, the gradient averaged over the replicas: the same accuracy band.
     ours, theirs = mirrored["epochs"][-1]["test_accuracy"], single["epochs"][-1]["test_accuracy"]
     assert ours > 0.15 and abs(ours - theirs) < 0.02
+    # The page says what the second device buys, and at what global batch.
+    from core.results import RunResult
+    from ui.comparison import mirrored as said
+
+    assert said(RunResult.from_dict(mirrored)) == " · MirroredStrategy, 2 replicas: global batch 100 (50 x 2)"
+    assert said(RunResult.from_dict(single)) == ""
