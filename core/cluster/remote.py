@@ -83,10 +83,12 @@ class RemoteJob:
         threading.Thread(target=work, name="remote-job", daemon=True).start()
 
     def poll(self) -> tuple[list[Any], bytes | None, tuple | None]:
-        """The items finished since the last poll, the newest result, and the ending once there is one."""
+        """The items finished since the last poll, the newest result with them (else None), and the ending once there is one."""
         with self._lock:
-            items, self._items = self._items, []
-            return items, self._result, self._done
+            # Sent once: a poll every POLL_SECONDS that carried the whole result each time would cost the
+            # node's CPU the very time it is measuring.
+            items, self._items, result, self._result = self._items, [], self._result, None
+            return items, result, self._done
 
     def stop(self) -> None:
         """Ask the job to stop at its next check."""
@@ -179,7 +181,7 @@ def _relay(actor, node: Node, should_stop: Callable[[], bool], on_item) -> tuple
         except ray.exceptions.RayError:  # the actor died: its node was removed, crashed or ran out of memory
             return ("lost", f"The Ray node {node.name} was lost")
         last_answer = time.monotonic()
-        current = pickle.loads(result) if result is not None else None
+        current = pickle.loads(result) if result is not None else None  # None exactly when no items came
         for item in items:
             on_item(item, current)
         if done is not None:
