@@ -92,9 +92,13 @@ def check_reachable(address: Address, timeout: float = TCP_TIMEOUT_S) -> None:
 
 
 def _sentence(err: BaseException, address: Address) -> str:
-    """One sentence for a failed ray.init, by what Ray said."""
-    text = str(err)
-    first = (text.strip().splitlines() or [type(err).__name__])[0][:200]
+    """One sentence for a failed ray.init, by what Ray said (its ConnectionError wraps the cause: a refused token)."""
+    chain, cause = [], err
+    while cause is not None and len(chain) < 5:
+        chain.append(str(cause))
+        cause = cause.__cause__ or cause.__context__
+    text = " ".join(chain)
+    first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
     if type(err).__name__ == "AuthenticationError" or "InvalidAuthToken" in text or "authentication" in text.lower():
         return (
             f"The Ray cluster at {address.text} refused this machine's token: copy the cluster's "
