@@ -13,6 +13,7 @@ plus ("lost", sentence) when the node or its actor died mid-job.
 
 from __future__ import annotations
 
+import copy
 import pickle
 import threading
 import time
@@ -64,16 +65,14 @@ class RemoteJob:
         shipping.unpack(files)
 
         def on_item(item: Any, result: Any) -> None:
-            _stamp(result, config, stamp)
             with self._lock:
-                self._items.append(item)
-                self._result = pickle.dumps(result)
+                self._items.append(point_as_asked(item, config))
+                self._result = pickle.dumps(as_asked(result, config, stamp))
 
         def work() -> None:
             error_text = None
             try:
-                result = job(local_config(config), on_item, self._stop.is_set, run_id)
-                _stamp(result, config, stamp)
+                result = as_asked(job(local_config(config), on_item, self._stop.is_set, run_id), config, stamp)
                 state = getattr(result, "status", "completed")
             except Exception as err:  # noqa: BLE001 - as core.worker: said, never a dead actor
                 result, state, error_text = None, "failed", f"{type(err).__name__}: {err}"
@@ -95,16 +94,37 @@ class RemoteJob:
         self._stop.set()
 
 
-def _stamp(result: Any, config: Any, stamp: dict[str, Any]) -> None:
-    """Put back what the user asked for (the node's name in the device) and where it ran: node id, host."""
+def point_as_asked(item: Any, config: Any) -> Any:
+    """A sweep's point under the device name the user gave ('node-b/cpu', not the node's own 'cpu'); an epoch as it is."""
+    if not hasattr(item, "device") or not hasattr(config, "devices"):
+        return item
+    names = {split_device(d)[1]: d for d in config.devices}
+    return replace(item, device=names.get(item.device, item.device))
+
+
+def as_asked(result: Any, config: Any, stamp: dict[str, Any]) -> Any:
+    """A copy of the result as the user asked (the node's name in the device) and where it ran: node id, host.
+
+    A copy: the job is still filling in the original (a sweep looks its devices up by the node's own names).
+    """
     if result is None:
-        return
-    result.config = config.to_dict()
-    device = getattr(result, "device", None)
-    if isinstance(device, dict):  # a training run; a sweep keeps its own device names per point
-        node, local = split_device(config.device)
-        hostname = (getattr(result, "host", None) or {}).get("hostname") or node
-        device.update(stamp, requested=config.device, label=f"{node.upper()}/{local.upper()} on {hostname}")
+        return None
+    shown = copy.copy(result)
+    shown.config = config.to_dict()
+    if hasattr(result, "points"):  # a sweep: its devices and points by the names the user gave
+        names = {split_device(d)[1]: d for d in config.devices}
+        shown.devices = {names.get(k, k): v for k, v in result.devices.items()}
+        shown.points = [point_as_asked(p, config) for p in result.points]
+        return shown
+    node, local = split_device(config.device)
+    hostname = (result.host or {}).get("hostname") or node
+    shown.device = {
+        **result.device,
+        **stamp,
+        "requested": config.device,
+        "label": f"{node.upper()}/{local.upper()} on {hostname}",
+    }
+    return shown
 
 
 def _resources(node: Node, config: Any) -> dict[str, Any]:
