@@ -205,20 +205,20 @@ def modes(probe: Probe) -> list[Mode]:
 
 
 def node_modes(node: dict[str, Any]) -> list[Mode]:
-    """A Ray node's choices, each label naming its host: its CPU, each GPU, all its GPUs, and this CPU against its best."""
+    """A Ray node's choices, each label naming its host: its CPU, a GPU, all its GPUs, and this CPU against its best."""
     name, host = node["name"], node["host"]
     where = f"{host.get('hostname') or name}"
     cpu = Mode(f"{name}/cpu", f"{name}/CPU · {where}", ({"device": f"{name}/cpu"},), False)
+    found = host.get("gpus") or []
+    # One GPU choice per node: Ray gives the job a free GPU and sets CUDA_VISIBLE_DEVICES, so it is gpu:0 there.
+    which = f" (Ray gives one of {len(found)})" if len(found) > 1 else ""
     gpus = [
-        Mode(f"{name}/gpu:{g['index']}", f"{name}/GPU:{g['index']} · {g['name']} · {where}",
-             ({"device": f"{name}/gpu:{g['index']}"},), False)
-        for g in host.get("gpus") or []
-    ]  # fmt: skip
-    if len(gpus) > 1:  # MirroredStrategy trains through model.fit (core.config)
+        Mode(f"{name}/gpu:0", f"{name}/GPU:0 · {found[0]['name']}{which} · {where}", ({"device": f"{name}/gpu:0"},), False)
+    ] if found else []  # fmt: skip
+    if len(found) > 1:  # MirroredStrategy trains through model.fit (core.config)
         runs = ({"device": f"{name}/gpu:all", "execution": "keras-fit"},)
-        gpus.append(
-            Mode(f"{name}/gpu:all", f"{name}/GPU:all ({len(gpus)} GPUs, MirroredStrategy) · {where}", runs, False)
-        )
+        label = f"{name}/GPU:all ({len(found)} GPUs, MirroredStrategy) · {where}"
+        gpus.append(Mode(f"{name}/gpu:all", label, runs, False))
     best = gpus[0] if gpus else cpu
     versus = Mode(f"cpu-vs-{best.key}", f"CPU here vs {best.label}", ({"device": "cpu"}, *best.runs), False)
     return [cpu, *gpus, versus]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from core.cluster import remote
 from core.config import SweepConfig, TrainConfig
 from core.results import RunResult, SweepPoint, SweepResult
@@ -27,3 +29,17 @@ def test_a_runs_device_info_names_the_node_and_its_host():
     shown = remote.as_asked(live, config, {"node": "node-b", "node_id": "abc"})
     assert shown.device["label"] == "NODE-B/GPU:0 on gpu-box" and shown.device["requested"] == "node-b/gpu:0"
     assert shown.device["node_id"] == "abc" and live.device["requested"] == "gpu:0"
+
+
+def test_a_node_gpu_is_the_one_ray_gives_and_a_node_without_one_is_said():
+    from core.cluster.connect import ClusterError
+    from core.cluster.nodes import Node
+
+    box = Node(node_id="ab" * 28, name="gpu-box", address="10.0.0.5", cpus=32, gpus=2)
+    assert remote._resources(box, TrainConfig(device="gpu-box/gpu:0")) == {"num_cpus": 1, "num_gpus": 1}
+    assert remote._resources(box, TrainConfig(device="gpu-box/gpu:all", execution="keras-fit"))["num_gpus"] == 2
+    assert remote._resources(box, TrainConfig(device="gpu-box/cpu")) == {"num_cpus": 32, "num_gpus": 0}
+    with pytest.raises(ClusterError, match="must be gpu-box/gpu:0 .* or gpu-box/gpu:all, not gpu:1"):
+        remote._resources(box, TrainConfig(device="gpu-box/gpu:1"))
+    with pytest.raises(ClusterError, match="The Ray node laptop has no GPU"):
+        remote._resources(Node("cd" * 28, "laptop", "10.0.0.6", 8, 0), TrainConfig(device="laptop/gpu"))

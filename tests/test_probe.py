@@ -106,10 +106,14 @@ def test_a_ray_nodes_devices_are_choices_whose_labels_name_its_host():
         nodes=({"name": "gpu-box", "host": box, "message": ""}, {"name": "gone", "host": {}, "message": "lost"}),
     )
     by_key = {m.key: m for m in probe.modes(hw)}
-    assert by_key["gpu-box/gpu:1"].label == "gpu-box/GPU:1 · H100 · gpu-box.lan"
+    assert by_key["gpu-box/gpu:0"].label == "gpu-box/GPU:0 · H100 (Ray gives one of 2) · gpu-box.lan"
+    assert "gpu-box/gpu:1" not in by_key  # Ray picks the GPU: the job sees it as gpu:0
     assert by_key["gpu-box/gpu:all"].runs == ({"device": "gpu-box/gpu:all", "execution": "keras-fit"},)
     versus = by_key["cpu-vs-gpu-box/gpu:0"]
-    assert versus.label == "CPU here vs gpu-box/GPU:0 · H100 · gpu-box.lan" and probe.unavailable(versus, hw) is None
+    assert (
+        versus.label == "CPU here vs gpu-box/GPU:0 · H100 (Ray gives one of 2) · gpu-box.lan"
+        and probe.unavailable(versus, hw) is None
+    )
     assert not [k for k in by_key if k.startswith("gone/")]  # a node that did not answer offers nothing
     configs = probe.plan({"dataset": "synthetic", "epochs": 1}, versus.key, hw)
     assert [c.device for c in configs] == ["cpu", "gpu-box/gpu:0"] and configs[1].node == "gpu-box"

@@ -137,6 +137,12 @@ def _resources(node: Node, config: Any) -> dict[str, Any]:
     wanted = node.gpus if any(d.endswith(":all") for d in gpus) else 1
     if wanted < 1 or node.gpus < 1:
         raise ClusterError(f"The Ray node {node.name} has no GPU; its devices are cpu only.")
+    if any(d not in ("gpu", "gpu:0", "gpu:all") for d in gpus):
+        # Ray sets CUDA_VISIBLE_DEVICES to the GPU it gives, which the job then sees as gpu:0.
+        raise ClusterError(
+            f"device on the Ray node {node.name} must be {node.name}/gpu:0 (the GPU Ray gives the job, "
+            f"recorded as ray_gpu_ids) or {node.name}/gpu:all, not {', '.join(gpus)}."
+        )
     return {"num_cpus": 1, "num_gpus": wanted}
 
 
