@@ -242,7 +242,8 @@ def idle_sentences(points: Sequence[SweepPoint], flops_per_sample: float | None,
 
 def sweep_devices(hw: probe.Probe) -> dict[str, probe.Mode]:
     """The devices a sweep may list (cpu, each gpu:N), each with its single-device mode, GPUs shown even if absent."""
-    return {m.runs[0]["device"]: m for m in probe.modes(hw) if len(m.runs) == 1}
+    # One device each (a sweep times one device at a time: no gpu:all), a Ray node's included.
+    return {m.runs[0]["device"]: m for m in probe.modes(hw) if len(m.runs) == 1 and len(m.runs[0]) == 1}
 
 
 def plan_sweep(values: dict, hw: probe.Probe) -> SweepConfig:
