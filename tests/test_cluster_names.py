@@ -43,3 +43,13 @@ def test_a_node_gpu_is_the_one_ray_gives_and_a_node_without_one_is_said():
         remote._resources(box, TrainConfig(device="gpu-box/gpu:1"))
     with pytest.raises(ClusterError, match="The Ray node laptop has no GPU"):
         remote._resources(Node("cd" * 28, "laptop", "10.0.0.6", 8, 0), TrainConfig(device="laptop/gpu"))
+
+
+def test_a_sweep_on_a_node_is_a_file_the_history_imports():
+    from core.history.checks import check_schema
+
+    config = SweepConfig(devices="node-b.example.org/cpu", batch_sizes=(32,), steps=5, repeats=1)
+    point = SweepPoint(device="cpu", batch_size=32, steps=5, samples_per_second=1.0, samples_per_second_min=1.0,
+                       samples_per_second_max=1.0)  # fmt: skip
+    live = SweepResult(config=remote.local_config(config).to_dict(), devices={}, points=[point], status="completed")
+    check_schema("sweep", remote.as_asked(live, config, {}).to_dict())

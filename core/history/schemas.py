@@ -159,7 +159,8 @@ SWEEP_SETTING = {
     "type": [*_SCALAR, "array"],
     "maxLength": 38,
     "maxItems": MAX_CONFIG_LIST,
-    "items": {"type": _SCALAR, "maxLength": 8, "description": "a short value"},
+    # 72: a Ray node's device, NODE/gpu:0 with a node name of up to 63 characters (core.config).
+    "items": {"type": _SCALAR, "maxLength": 72, "description": "a short value"},
     "description": f"a short value or a list of at most {MAX_CONFIG_LIST} short values",
 }
 DEVICE_INFO = closed(
