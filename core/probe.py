@@ -48,7 +48,9 @@ class Probe:
 
 def _run_probe(command: list[str], timeout: float) -> Probe:
     try:
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+        # This machine's devices: without the cluster's address, which would make `devices` list the cluster's.
+        env = {k: v for k, v in os.environ.items() if k != ADDRESS_ENV}
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return Probe(FAILED, message=f"The hardware check did not answer within {timeout:.0f} s, so GPUs are off.")
     except OSError as err:

@@ -77,6 +77,7 @@ def test_every_node_lists_its_devices_in_the_devices_view_and_the_device_choices
         assert node["host"]["hostname"] and node["host"]["tensorflow"] and node["host"]["cpu_cores"] >= 1
     assert hw.nodes[1]["node_id"] == nodes.find("node-b").node_id != hw.nodes[0]["node_id"]
     host = hw.nodes[1]["host"]["hostname"]
+    assert hw.host["hostname"] == host  # this machine's own check lists this machine, not the cluster
     by_key = {m.key: m for m in probe.modes(hw)}
     assert by_key["node-b/cpu"].label == f"node-b/CPU · {host}" and not probe.unavailable(by_key["node-b/cpu"], hw)
     assert by_key["cpu-vs-node-b/cpu"].runs == ({"device": "cpu"}, {"device": "node-b/cpu"})

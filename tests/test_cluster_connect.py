@@ -65,3 +65,19 @@ def test_without_a_cluster_named_nothing_imports_ray():
     assert imported.returncode == 0, imported.stderr[-500:]
     assert any(line.rstrip().endswith("| core.engine.training") for line in imported.stderr.splitlines())
     assert not [line for line in imported.stderr.splitlines() if line.rstrip().endswith(("| ray", "| ray._raylet"))]
+
+
+def test_an_unreachable_cluster_is_one_sentence_on_the_devices_view(monkeypatch):
+    from core import probe
+    from tests.test_app import page
+
+    port = closed_port()
+    monkeypatch.setenv(connect.ADDRESS_ENV, f"127.0.0.1:{port}")
+    monkeypatch.setattr(probe, "_cluster", probe.ClusterProber())  # a fresh check of this address, not an earlier one
+    probe.start()
+    hw = probe.wait_cluster(30)
+    says = f"Nothing listens at 127.0.0.1:{port} (TFDASH_RAY_ADDRESS)"
+    assert hw.cluster.startswith(says) and hw.cluster.endswith("Only this machine's devices are offered.")
+    assert hw.nodes == () and not [m for m in probe.modes(hw) if "/" in m.key]
+    devices = page("Devices")
+    assert any(c.value.startswith(says) for c in devices.caption) and not devices.exception

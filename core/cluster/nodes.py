@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.cluster.connect import ClusterError, connected
+from core.cluster.connect import ADDRESS_ENV, ClusterError, connected
 
 PROBE_TIMEOUT_S = 90.0  # a node's first TensorFlow import (and CUDA probing) on a cold disk
 ID_DIGITS = 8
@@ -95,6 +95,7 @@ def _list_devices() -> dict[str, Any]:
 
     root = str(Path(core.__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    env.pop(ADDRESS_ENV, None)  # the node's own devices, even where the node names a cluster itself
     done = subprocess.run(
         [sys.executable, "-m", "core", "devices", "--json"],
         cwd=root,
