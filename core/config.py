@@ -40,7 +40,10 @@ MIN_SUBSET = 10
 MAX_SYNTHETIC = 1_000_000
 MAX_HIDDEN = 16_384
 
-_DEVICE_RE = re.compile(r"^(cpu|gpu)(?::(\d{1,3}))?$")
+# NODE/ names a Ray cluster's node (core.cluster): its Ray node name (`ray start --node-name`, by default its IP
+# address) or the start of its node id. `:all` is MirroredStrategy over every device of that kind on the host.
+_DEVICE_RE = re.compile(r"^(?:([a-z0-9][a-z0-9._-]{0,62})/)?(cpu|gpu)(?::(\d{1,3}|all))?$")
+DEVICE_FORMS = "cpu, gpu, gpu:N, cpu:N, gpu:all or cpu:all, optionally after NODE/ for a Ray node"
 
 
 class ConfigError(ValueError):
@@ -52,16 +55,20 @@ class ConfigError(ValueError):
 
 
 def normalize_device(value: Any) -> str:
-    """'GPU' -> 'gpu', ' cpu:1 ' -> 'cpu:1'; raise ConfigError for anything else."""
+    """'GPU' -> 'gpu', ' cpu:1 ' -> 'cpu:1', 'Box/GPU:ALL' -> 'box/gpu:all'; raise ConfigError for anything else."""
     text = str(value).strip().lower() if isinstance(value, str) else None
     match = _DEVICE_RE.match(text or "")
     if not match:
-        raise ConfigError(
-            "device",
-            f"device must be cpu, gpu, gpu:N or cpu:N (N a device number), not {value!r}.",
-        )
-    kind, index = match.groups()
-    return kind if index is None else f"{kind}:{int(index)}"
+        raise ConfigError("device", f"device must be {DEVICE_FORMS} (N a device number), not {value!r}.")
+    node, kind, index = match.groups()
+    local = kind if index is None else f"{kind}:{index if index == 'all' else int(index)}"
+    return f"{node}/{local}" if node else local
+
+
+def split_device(device: str) -> tuple[str | None, str]:
+    """'gpu-box/gpu:0' -> ('gpu-box', 'gpu:0'); 'cpu' -> (None, 'cpu'): the Ray node (None: this machine), the device."""
+    node, _, local = device.rpartition("/")
+    return node or None, local
 
 
 def _int(field: str, value: Any, low: int, high: int, extra: str = "") -> int:
@@ -136,6 +143,17 @@ class TrainConfig:
         n_train = self.train_size
         _int("batch_size", self.batch_size, 1, min(MAX_BATCH, n_train), f" (the training set has {n_train:,} samples)")
         object.__setattr__(self, "batch_size", int(self.batch_size))
+        if self.device.endswith(":all") and self.execution == "multi-step-loop":
+            raise ConfigError(
+                "execution",
+                f"execution must be keras-fit or keras-fit-spe for device {self.device}: "
+                "MirroredStrategy trains through model.fit.",
+            )
+
+    @property
+    def node(self) -> str | None:
+        """The Ray node this run trains on, or None for this machine."""
+        return split_device(self.device)[0]
 
     @property
     def train_size(self) -> int:
@@ -200,7 +218,11 @@ def _devices(value: Any) -> tuple[str, ...]:
         try:
             names.append(normalize_device(item))
         except ConfigError:
-            raise ConfigError("devices", f"devices must each be cpu, gpu, gpu:N or cpu:N, not {item!r}.") from None
+            raise ConfigError("devices", f"devices must each be {DEVICE_FORMS}, not {item!r}.") from None
+    if any(n.endswith(":all") for n in names):
+        raise ConfigError("devices", f"devices must each be one device (a sweep times one at a time), not {value!r}.")
+    if len({split_device(n)[0] for n in names}) > 1:
+        raise ConfigError("devices", f"devices must all be on one machine (a sweep runs on one), not {value!r}.")
     canonical = [n if ":" in n else f"{n}:0" for n in names]  # 'gpu' is 'gpu:0'
     for i, name in enumerate(canonical):
         if name in canonical[:i]:
@@ -250,6 +272,11 @@ class SweepConfig:
         object.__setattr__(self, "seed", _int("seed", self.seed, 0, MAX_SEED))
         _choice("precision", self.precision, PRECISIONS)
         _choice("xla", self.xla, XLA_CHOICES)
+
+    @property
+    def node(self) -> str | None:
+        """The Ray node this sweep runs on, or None for this machine."""
+        return split_device(self.devices[0])[0]
 
     @property
     def progress_total(self) -> int:

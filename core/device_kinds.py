@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.config import PRECISIONS, ConfigError
+from core.config import PRECISIONS, ConfigError, split_device
 
 AMPERE = (8, 0)  # the first NVIDIA compute capability with bfloat16 tensor cores
 
@@ -75,10 +75,13 @@ def gpu_kind(name: str | None, compute_capability: Any, cuda_build: str | None, 
 
 
 def kind_of(device: str, host: dict[str, Any]) -> tuple[DeviceKind, dict[str, Any]]:
-    """(kind, gpu info) of a device name ('cpu', 'gpu:1') on the host `python -m core devices --json` describes."""
-    if not device.startswith("gpu"):
+    """(kind, gpu info) of a device name ('cpu', 'gpu:1', 'gpu:all', 'node-b/gpu:0', '/GPU:0') on the host
+    `python -m core devices --json` describes (for a Ray node's device: that node's host)."""
+    local = split_device(device.lower().lstrip("/"))[1]
+    if not local.startswith("gpu"):
         return KINDS["cpu"], {}
-    index = int(device.partition(":")[2] or 0)
+    number = local.partition(":")[2]
+    index = int(number) if number.isdigit() else 0  # gpu:all: MirroredStrategy over one host's GPUs, as its first
     gpu = next((g for g in host.get("gpus") or [] if g.get("index") == index), {})
     # Nothing known of the machine (a script written for elsewhere): the common route, CUDA.
     name = gpu.get("kind") or (

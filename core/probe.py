@@ -8,17 +8,19 @@ and shows the page at once: CPU training needs no answer, GPU modes wait for one
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from core import device_kinds
 from core.axes import AXES, Comparison
-from core.config import EXECUTIONS, ConfigError, TrainConfig
+from core.cluster.connect import ADDRESS_ENV
+from core.config import EXECUTIONS, ConfigError, TrainConfig, split_device
 from core.engine.devices import GPU_ADVICE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +37,10 @@ class Probe:
     state: str
     host: dict[str, Any] = field(default_factory=dict)
     message: str = ""
+    # A Ray cluster's nodes (TFDASH_RAY_ADDRESS), once they answered: {"name", "node_id", "host", "message"} each,
+    # host as the node's own `python -m core devices --json`; and the cluster check's sentence ("" without one).
+    nodes: tuple[dict[str, Any], ...] = ()
+    cluster: str = ""
 
     @property
     def gpus(self) -> list[dict[str, Any]]:
@@ -44,7 +50,9 @@ class Probe:
 
 def _run_probe(command: list[str], timeout: float) -> Probe:
     try:
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+        # This machine's devices: without the cluster's address, which would make `devices` list the cluster's.
+        env = {k: v for k, v in os.environ.items() if k != ADDRESS_ENV}
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return Probe(FAILED, message=f"The hardware check did not answer within {timeout:.0f} s, so GPUs are off.")
     except OSError as err:
@@ -95,17 +103,54 @@ class Prober:
         return self._result
 
 
+class ClusterProber(Prober):
+    """The Ray cluster's nodes and their devices (core.cluster), checked once on a daemon thread like this machine."""
+
+    def __init__(self) -> None:
+        super().__init__()  # its command is unused: _work asks the cluster instead
+        self.nodes: tuple[dict[str, Any], ...] = ()
+        self.sentence = ""
+
+    def _work(self) -> None:
+        from core.cluster import connect, nodes  # Ray is imported here, off the page's first render
+
+        self.sentence = f"Asking the Ray cluster at {connect.configured()} for its nodes…"
+        try:
+            address = connect.connect()
+            answers = nodes.probe()
+        except connect.ClusterError as err:
+            self.sentence = f"{err} Only this machine's devices are offered."
+        else:
+            self.nodes = tuple(
+                {"name": a.node.name, "node_id": a.node.node_id, "host": a.host, "message": a.message} for a in answers
+            )
+            self.sentence = f"Ray cluster at {address}: {len(answers)} node(s)."
+        self._done.set()
+
+
 _default = Prober()
+_cluster = ClusterProber()
 
 
 def start() -> None:
-    """Start the process-wide hardware check (once)."""
+    """Start the process-wide hardware check (once), and the cluster's when TFDASH_RAY_ADDRESS names one."""
     _default.start()
+    if os.environ.get(ADDRESS_ENV, "").strip():
+        _cluster.start()
+
+
+def wait_cluster(timeout: float | None = None) -> Probe:
+    """Wait for the process-wide cluster check (started by start()); the answer so far."""
+    _cluster._done.wait(timeout)
+    return result()
 
 
 def result() -> Probe:
-    """The process-wide hardware check's answer so far."""
-    return _default.result()
+    """The process-wide hardware check's answer so far, with the cluster's nodes once they have answered."""
+    if not os.environ.get(ADDRESS_ENV, "").strip():
+        return _default.result()
+    sentence = _cluster.sentence or "Asking the Ray cluster for its nodes…"
+    return replace(_default.result(), nodes=_cluster.nodes, cluster=sentence)
 
 
 def wait(timeout: float | None = None) -> Probe:
@@ -164,7 +209,27 @@ def modes(probe: Probe) -> list[Mode]:
             Mode(f"fit:{first}", f"Multi-step loop vs plain model.fit, on {first.upper()}", _fit_runs(first), True),
             Mode(f"executions:{first}", EXECUTIONS_LABEL.format(device=first.upper()), _execution_runs(first), True),
         ]
-    return found
+    return found + [mode for node in probe.nodes if not node.get("message") for mode in node_modes(node)]
+
+
+def node_modes(node: dict[str, Any]) -> list[Mode]:
+    """A Ray node's choices, each label naming its host: its CPU, a GPU, all its GPUs, and this CPU against its best."""
+    name, host = node["name"], node["host"]
+    where = f"{host.get('hostname') or name}"
+    cpu = Mode(f"{name}/cpu", f"{name}/CPU · {where}", ({"device": f"{name}/cpu"},), False)
+    found = host.get("gpus") or []
+    # One GPU choice per node: Ray gives the job a free GPU and sets CUDA_VISIBLE_DEVICES, so it is gpu:0 there.
+    which = f" (Ray gives one of {len(found)})" if len(found) > 1 else ""
+    gpus = [
+        Mode(f"{name}/gpu:0", f"{name}/GPU:0 · {found[0]['name']}{which} · {where}", ({"device": f"{name}/gpu:0"},), False)
+    ] if found else []  # fmt: skip
+    if len(found) > 1:  # MirroredStrategy trains through model.fit (core.config)
+        runs = ({"device": f"{name}/gpu:all", "execution": "keras-fit"},)
+        label = f"{name}/GPU:all ({len(found)} GPUs, MirroredStrategy) · {where}"
+        gpus.append(Mode(f"{name}/gpu:all", label, runs, False))
+    best = gpus[0] if gpus else cpu
+    versus = Mode(f"cpu-vs-{best.key}", f"CPU here vs {best.label}", ({"device": "cpu"}, *best.runs), False)
+    return [cpu, *gpus, versus]
 
 
 EXECUTIONS_LABEL = "model.fit vs steps_per_execution vs multi-step loop, on {device}"
@@ -215,7 +280,10 @@ def plan(
         raise ConfigError("device", f"{mode.label} cannot run here: {reason}.")
     configs = [TrainConfig(**{**settings, **overrides}) for overrides in runs]
     for config in configs:
-        if config.device.startswith("gpu") and (why := unavailable(Mode("", "", (), True), probe)):
+        node, local = split_device(config.device)
+        if node is None and local.startswith("gpu") and (why := unavailable(Mode("", "", (), True), probe)):
             raise ConfigError("device", f"{config.device.upper()} cannot run here: {why}.")
-        device_kinds.check(config.device, config.precision, config.xla, probe.host)
+        # A Ray node's device is judged by that node's own host description.
+        host = next((n.get("host") or {} for n in probe.nodes if n.get("name") == node), {}) if node else probe.host
+        device_kinds.check(config.device, config.precision, config.xla, host)
     return configs

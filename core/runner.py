@@ -229,15 +229,8 @@ class Runner:
             job.settled = True
             self._cond.notify_all()
 
-    def _run_in_worker(self, job: Job) -> tuple[Any, str]:
-        """Run one job in the waiting worker, relaying its items; (result, state) however it ended."""
-        worker = self._worker
-        if not worker.wait_ready():
-            # It died while importing (e.g. killed): one fresh try, so a queued job is not lost to it.
-            worker.close()
-            worker = self._worker = Worker(self._kinds.values())
-            if not worker.wait_ready():
-                return self._worker_ended(job, worker)
+    def _relay(self, job: Job) -> Callable[[Any, Any], None]:
+        """on_item(item, result) for a job: keep the item, then tell the listeners (the store writes it)."""
         event = getattr(job.config, "progress_unit", "epoch")  # "point" for a sweep
 
         def on_item(item: Any, result: Any) -> None:
@@ -247,15 +240,37 @@ class Runner:
                 self._cond.notify_all()
             self._emit(event, job, item)
 
+        return on_item
+
+    def _run_in_worker(self, job: Job) -> tuple[Any, str]:
+        """Run one job in the waiting worker (or on its Ray node), relaying its items; (result, state) however it ended."""
+        kind = self._kinds[type(job.config)]
+        if getattr(job.config, "node", None):  # a Ray node's job: Ray is imported only now
+            from core.cluster import remote
+
+            return self._ending(job, remote.run(kind, job.config, job.run_id, job.stop.is_set, self._relay(job)), None)
+        worker = self._worker
+        if not worker.wait_ready():
+            # It died while importing (e.g. killed): one fresh try, so a queued job is not lost to it.
+            worker.close()
+            worker = self._worker = Worker(self._kinds.values())
+            if not worker.wait_ready():
+                return self._worker_ended(job, worker)
         try:
-            ending = worker.run(self._kinds[type(job.config)], job.config, job.run_id, job.stop, on_item)
+            ending = worker.run(kind, job.config, job.run_id, job.stop, self._relay(job))
         finally:
             self._next_worker(worker)
+        return self._ending(job, ending, worker)
+
+    def _ending(self, job: Job, ending: tuple, worker: Worker | None) -> tuple[Any, str]:
+        """(result, state) from how a worker's or a Ray node's run ended."""
         if ending[0] == "done":
             _, result, state, job.error_text = ending
             return result, state
         if ending[0] == "stopped":  # a step outlasted the grace period: the worker was ended
             return self._ended_early(job, "cancelled", None), "cancelled"
+        if ending[0] == "lost":  # the Ray node (or its actor) died mid-job: as a dead worker, named
+            return self._interrupted(job, ending[1])
         return self._worker_ended(job, worker)
 
     def _next_worker(self, finished: Worker) -> None:
@@ -266,12 +281,13 @@ class Runner:
 
     def _worker_ended(self, job: Job, worker: Worker) -> tuple[Any, str]:
         """The worker died mid-job (killed, out of memory): `interrupted`, with one sentence and the items kept."""
+        return self._interrupted(job, f"The worker process (pid {worker.pid}) {worker.how_it_ended()}")
+
+    def _interrupted(self, job: Job, what_happened: str) -> tuple[Any, str]:
+        """`interrupted`: what happened, when, and how many items were kept, as one sentence."""
         unit = getattr(job.config, "progress_unit", "epoch")
         when = f"after {unit} {len(job.items)}" if job.items else f"before its first {unit}"
-        sentence = (
-            f"The worker process (pid {worker.pid}) {worker.how_it_ended()} {when}; "
-            f"{progress.plural(unit, len(job.items))} kept."
-        )
+        sentence = f"{what_happened} {when}; {progress.plural(unit, len(job.items))} kept."
         job.error_text = sentence
         return self._ended_early(job, "interrupted", sentence), "interrupted"
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from core.config import ConfigError, TrainConfig, normalize_device
+from core.config import ConfigError, SweepConfig, TrainConfig, normalize_device
 
 
 def test_defaults_are_the_tutorial():
@@ -25,7 +25,7 @@ def test_defaults_are_the_tutorial():
     [
         ("dataset", "cifar10", "mnist, fashion_mnist, synthetic"),
         ("model", "resnet", "softmax, mlp, cnn"),
-        ("device", "tpu", "cpu, gpu, gpu:N or cpu:N"),
+        ("device", "tpu", "cpu, gpu, gpu:N, cpu:N, gpu:all or cpu:all, optionally after NODE/"),
         ("device", "gpu:-1", "cpu, gpu"),
         ("device", 3, "cpu, gpu"),
         ("epochs", 0, "from 1 to 1000"),
@@ -89,3 +89,34 @@ def test_round_trip_and_unknown_fields():
 @pytest.mark.parametrize(("text", "name"), [("cpu", "cpu"), ("GPU", "gpu"), ("gpu:0", "gpu:0"), ("cpu:01", "cpu:1")])
 def test_device_names(text, name):
     assert normalize_device(text) == name
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("GPU-Box/GPU:0", "gpu-box/gpu:0"),
+        ("10.0.0.5/cpu", "10.0.0.5/cpu"),
+        ("gpu:ALL", "gpu:all"),
+        ("n1/cpu:all", "n1/cpu:all"),
+    ],
+)
+def test_device_names_on_ray_nodes_and_all_devices(text, name):
+    assert normalize_device(text) == name
+    config = TrainConfig(device=text, execution="keras-fit")
+    assert config.device == name and config.node == (name.split("/")[0] if "/" in name else None)
+
+
+@pytest.mark.parametrize("text", ["/cpu", "a/b/cpu", "box/tpu", "box/gpu:x", "-box/cpu"])
+def test_bad_node_devices_are_named(text):
+    with pytest.raises(ConfigError, match="device must be .* optionally after NODE/"):
+        TrainConfig(device=text)
+
+
+def test_all_devices_need_model_fit_and_a_sweep_stays_on_one_machine():
+    with pytest.raises(ConfigError, match="execution must be keras-fit or keras-fit-spe for device cpu:all"):
+        TrainConfig(device="cpu:all")
+    with pytest.raises(ConfigError, match="devices must all be on one machine"):
+        SweepConfig(devices="cpu,box/gpu")
+    assert SweepConfig(devices="box/cpu,box/gpu").node == "box"
+    with pytest.raises(ConfigError, match="devices must each be one device"):
+        SweepConfig(devices="gpu:all")

@@ -96,3 +96,30 @@ def test_the_device_table_names_each_gpu_or_says_how_to_get_one():
     rows = dict(probe.host_rows(probe.Probe(probe.READY, host={**host, "gpus": []})))
     assert rows["Built with"] == "none (CPU-only)"
     assert rows["GPU"] == f"none found. {GPU_ADVICE}"
+
+
+def test_a_ray_nodes_devices_are_choices_whose_labels_name_its_host():
+    box = {"hostname": "gpu-box.lan", "gpus": [{"index": 0, "name": "H100"}, {"index": 1, "name": "H100"}]}
+    hw = probe.Probe(
+        probe.READY,
+        host={"gpus": []},
+        nodes=({"name": "gpu-box", "host": box, "message": ""}, {"name": "gone", "host": {}, "message": "lost"}),
+    )
+    by_key = {m.key: m for m in probe.modes(hw)}
+    assert by_key["gpu-box/gpu:0"].label == "gpu-box/GPU:0 · H100 (Ray gives one of 2) · gpu-box.lan"
+    assert "gpu-box/gpu:1" not in by_key  # Ray picks the GPU: the job sees it as gpu:0
+    assert by_key["gpu-box/gpu:all"].runs == ({"device": "gpu-box/gpu:all", "execution": "keras-fit"},)
+    versus = by_key["cpu-vs-gpu-box/gpu:0"]
+    assert (
+        versus.label == "CPU here vs gpu-box/GPU:0 · H100 (Ray gives one of 2) · gpu-box.lan"
+        and probe.unavailable(versus, hw) is None
+    )
+    assert not [k for k in by_key if k.startswith("gone/")]  # a node that did not answer offers nothing
+    configs = probe.plan({"dataset": "synthetic", "epochs": 1}, versus.key, hw)
+    assert [c.device for c in configs] == ["cpu", "gpu-box/gpu:0"] and configs[1].node == "gpu-box"
+    assert probe.plan({"dataset": "synthetic"}, "gpu-box/gpu:all", hw)[0].execution == "keras-fit"
+    from ui import views
+
+    assert {"gpu-box/cpu", "gpu-box/gpu:0"} <= set(
+        views.sweep_devices(hw)
+    ) and "gpu-box/gpu:all" not in views.sweep_devices(hw)

@@ -60,3 +60,25 @@ def test_whole_numbers_are_never_true_or_1_point_0():
     epoch = {"type": "integer"}
     validator = VALIDATORS["train", 1].evolve(schema=epoch)
     assert validator.is_valid(3) and not validator.is_valid(3.0) and not validator.is_valid(True)
+
+
+def test_a_ray_nodes_run_and_its_replicas_are_checked_where_present():
+    from core.results import RunResult
+
+    run = RunResult(config={}, host={}, device={"variables_on": "CPU:0"}).to_dict()
+    run["config"] = {"dataset": "synthetic", "model": "softmax", "device": "node-b/cpu:all", "epochs": 1,
+                     "batch_size": 50, "learning_rate": 0.1, "optimizer": "sgd", "seed": 0,
+                     "execution": "keras-fit", "train_subset": 100, "hidden_units": 8}  # fmt: skip
+    run["device"].update(node="node-b", node_id="af3527e5", replicas=2, global_batch_size=100)
+    run["config"].update(precision="float32", xla="auto")
+    assert run["schema_version"] == 3
+    v2 = {
+        **run,
+        "schema_version": 2,
+        "config": {k: v for k, v in run["config"].items() if k not in ("precision", "xla")},
+    }
+    for version in (run, v2):  # version 2 gained these as optional fields; version 3 keeps them
+        check_schema("train", version)  # accepted as it is
+        bad = {**version, "device": {**version["device"], "replicas": 0}}
+        with pytest.raises(RunFileError, match="replicas must be a whole number of at least 1"):
+            check_schema("train", bad)

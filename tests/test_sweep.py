@@ -32,7 +32,11 @@ def test_config_normalises_what_it_is_given():
 @pytest.mark.parametrize(
     ("kwargs", "field", "says"),
     [
-        (dict(devices="cpu,tpu"), "devices", "devices must each be cpu, gpu, gpu:N or cpu:N, not 'tpu'"),
+        (
+            dict(devices="cpu,tpu"),
+            "devices",
+            "devices must each be cpu, gpu, gpu:N, cpu:N, gpu:all or cpu:all, optionally after NODE/ for a Ray node, not 'tpu'",
+        ),
         (dict(devices=("gpu", "gpu:0")), "devices", "devices lists gpu:0 twice"),
         (dict(devices=()), "devices", "devices must list 1 to 8 devices"),
         (dict(batch_sizes="16,x"), "batch_sizes", "batch_sizes must be a whole number from 1 to 65536"),

@@ -115,6 +115,15 @@ def xla_words(result: RunResult) -> str:
     return "" if jit is None else f" · XLA {'on' if jit else 'off'}"
 
 
+def mirrored(result: RunResult) -> str:
+    """' · MirroredStrategy, 2 replicas: global batch 200 (100 x 2)' for a gpu:all or cpu:all run, else ''."""
+    replicas = result.device.get("replicas") or 1
+    if replicas < 2:
+        return ""
+    batch = result.config.get("batch_size")
+    return f" · MirroredStrategy, {replicas} replicas: global batch {batch * replicas} ({batch} x {replicas})"
+
+
 def numbers_frame(results: list[RunResult], labels: list[str], target: float | None) -> pd.DataFrame:
     """One row per run: accuracy, time to the target, median epoch, warm-up, samples/s, GFLOP/s, share of peak."""
     rows = []
@@ -125,7 +134,7 @@ def numbers_frame(results: list[RunResult], labels: list[str], target: float | N
         gflops, share = views.achieved(result)
         reached = compare.time_to_accuracy(result, target) if target is not None else None
         row = {
-            "Run": f"{label} · variables on {result.device.get('variables_on') or '?'}{xla_words(result)}",
+            "Run": f"{label} · variables on {result.device.get('variables_on') or '?'}{xla_words(result)}{mirrored(result)}",
             "Final test accuracy": f"{result.final_test_accuracy():.1%}",
         }
         if target is not None:

@@ -1,4 +1,5 @@
-"""The Devices view: this machine's CPU, TensorFlow build and GPUs, and where the page's last runs' variables lived.
+"""The Devices view: this machine's CPU, TensorFlow build and GPUs, where the page's last runs' variables lived,
+and each node of a Ray cluster (TFDASH_RAY_ADDRESS).
 
 Run by st.navigation as a page (the guard at the bottom).
 """
@@ -8,7 +9,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core import probe
-from ui import charts, layout, roofline, watcher
+from core.cluster import connect
+from ui import charts, layout, roofline, views, watcher
 from ui.resources import hardware
 
 
@@ -28,8 +30,32 @@ def devices_ui(hw: probe.Probe, snap: watcher.Snapshot) -> None:
             rows.append((f"Last run, {label}", f"variables lived on {s.result.device['variables_on']}"))
             rows.append((f"Limits, {label}", roofline.limits_text(s.result.device)))
     st.markdown("| | This machine |\n|---|---|\n" + "\n".join(f"| **{k}** | {v} |" for k, v in rows))
-    if not hw.gpus:
+    if not hw.gpus and not hw.nodes:
         st.caption(NO_GPU_HERE)
+    if hw.cluster:
+        cluster_ui(hw)
+
+
+def cluster_ui(hw: probe.Probe) -> None:
+    """Each node of the Ray cluster, as the node lists itself; a device there is NODE/cpu, NODE/gpu:0."""
+    st.subheader("Ray cluster")
+    link = connect.dashboard_url()
+    st.caption(hw.cluster + (f" Ray's own dashboard: {link}" if link else ""))
+    for node in hw.nodes:
+        if node.get("message"):
+            st.warning(node["message"])
+            continue
+        host = node["host"]
+        title = f"{node['name']} · {views.plain(str(host.get('hostname') or '?'))}"
+        rows = [
+            (
+                "Devices",
+                f"`{node['name']}/cpu`"
+                + "".join(f", `{node['name']}/gpu:{g['index']}`" for g in host.get("gpus") or []),
+            )
+        ]
+        rows += probe.host_rows(probe.Probe(probe.READY, host=host))
+        st.markdown(f"| | {title} |\n|---|---|\n" + "\n".join(f"| **{k}** | {v} |" for k, v in rows))
 
 
 NO_GPU_HERE = (

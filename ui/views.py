@@ -44,9 +44,11 @@ def short_time(iso: str | None) -> str:
 
 
 def where(row: HistoryRow) -> str:
-    """'GPU:0 on gpu-server': where the variables lived (else the device asked for) and the host."""
-    device = row.variables_on or (row.device or "?").upper()
-    return f"{device} on {row.host or 'an unknown host'}"
+    """'GPU:0 on gpu-server', 'NODE-B/CPU:0 on vm': where the variables lived (else the device asked for), the Ray
+    node when it ran on one, and the host."""
+    device = row.variables_on or (row.device or "?").upper().rpartition("/")[2]
+    node = (row.device or "").rpartition("/")[0]
+    return f"{node.upper() + '/' if node else ''}{device} on {row.host or 'an unknown host'}"
 
 
 def run_labels(rows: Sequence[HistoryRow], configs: Sequence[dict] | None = None) -> list[str]:
@@ -240,7 +242,8 @@ def idle_sentences(points: Sequence[SweepPoint], flops_per_sample: float | None,
 
 def sweep_devices(hw: probe.Probe) -> dict[str, probe.Mode]:
     """The devices a sweep may list (cpu, each gpu:N), each with its single-device mode, GPUs shown even if absent."""
-    return {m.runs[0]["device"]: m for m in probe.modes(hw) if len(m.runs) == 1}
+    # One device each (a sweep times one device at a time: no gpu:all), a Ray node's included.
+    return {m.runs[0]["device"]: m for m in probe.modes(hw) if len(m.runs) == 1 and len(m.runs[0]) == 1}
 
 
 def plan_sweep(values: dict, hw: probe.Probe) -> SweepConfig:

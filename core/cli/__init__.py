@@ -6,9 +6,12 @@ registers itself. The shared parts (exit codes, --db, the save-and-report tail) 
 
 from __future__ import annotations
 
+import os
+
 from core.cli import compare, devices, history, sweep, train
 from core.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, OneLineParser
 from core.cli.train import config_from_args
+from core.cluster.connect import ADDRESS_ENV
 
 __all__ = [
     "COMMANDS",
@@ -40,6 +43,7 @@ def build_parser() -> OneLineParser:
     for name, command in COMMANDS.items():
         sub = subs.add_parser(name, help=command.help, description=command.help)
         command.add_flags(sub)
+        sub.add_argument("--ray", metavar="ADDRESS", help=f"a Ray cluster whose nodes to use (default ${ADDRESS_ENV})")
         sub.set_defaults(handler=command.run)
     return parser
 
@@ -47,4 +51,6 @@ def build_parser() -> OneLineParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
+    if args.ray is not None:  # --ray names the cluster for this command as TFDASH_RAY_ADDRESS would
+        os.environ[ADDRESS_ENV] = args.ray
     return args.handler(args)

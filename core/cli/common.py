@@ -100,7 +100,7 @@ def save_and_report(
         return fail(f"{unsaved}{kept()}{whole}")
     if json_code is not None:
         return json_code
-    if result.status == "failed":
+    if result.status in ("failed", "interrupted"):  # interrupted: a Ray node lost mid-run, its epochs kept
         return fail(result.error or failed)  # the job's own sentence, else `failed`
     print(summary(result))
     return EXIT_CANCELLED if result.status == "cancelled" else EXIT_OK

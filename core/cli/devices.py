@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from core.cli.common import EXIT_OK, Command
+from core.cli.common import EXIT_OK, Command, fail
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
-    """List the CPU, GPUs and the TensorFlow/CUDA build."""
+    """List the CPU, GPUs and the TensorFlow/CUDA build (of every node, with a Ray cluster named)."""
+    from core.cluster.connect import configured
+
+    if configured():
+        return cluster_devices(args.json)
     from core.engine import devices  # TensorFlow loads here, not for --help or the history commands
 
     info = devices.host_info()
@@ -32,6 +36,34 @@ def cmd_devices(args: argparse.Namespace) -> int:
             f"{name.upper():<5} peak {f'{peak:,.0f} GFLOP/s' if peak else 'not measured'} (float32 matmul), "
             f"memory bandwidth {f'{bandwidth:,.1f} GB/s' if bandwidth else 'not measured'} (float32 read-and-reduce)"
         )
+    return EXIT_OK
+
+
+def cluster_devices(as_json: bool) -> int:
+    """Each alive node of the Ray cluster: its name, host and devices, as the node lists them itself."""
+    from core.cluster import connect, nodes
+
+    try:
+        address = connect.connect()
+        answers = nodes.probe()
+    except connect.ClusterError as err:
+        return fail(str(err))
+    if as_json:
+        rows = [
+            {"node": a.node.name, "node_id": a.node.node_id, "host": a.host, "error": a.message or None}
+            for a in answers
+        ]
+        print(json.dumps({"cluster": address, "nodes": rows}, indent=2))
+        return EXIT_OK
+    print(f"Ray cluster at {address}: {len(answers)} alive node(s); a device there is NODE/cpu, NODE/gpu:0, ...")
+    for a in answers:
+        h = a.host
+        if a.message:
+            print(f"{a.node.name:<12} {a.message}")
+            continue
+        gpus = ", ".join(f"gpu:{g['index']} {g['name']}" for g in h.get("gpus") or []) or "no GPU"
+        print(f"{a.node.name:<12} {h.get('hostname')}: {h.get('cpu_model')}, {h.get('cpu_cores')} cores; {gpus}; "
+              f"TensorFlow {h.get('tensorflow')}, Python {h.get('python')}")  # fmt: skip
     return EXIT_OK
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from core import compare, roofline
@@ -99,9 +100,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     from core.engine.training import train  # TensorFlow loads here, once the flags are known to be good
 
     try:
-        devices.resolve(config.device)  # a GPU that is not here is refused before the history holds a row
+        if config.node:  # a Ray node's device: the cluster must answer and have that node (Ray loads only now)
+            on_node(config)
+        else:
+            devices.resolve(config.device)  # a GPU that is not here is refused before the history holds a row
         store = Store(args.db)
-    except (StoreError, devices.DeviceError) as err:
+    except (StoreError, devices.DeviceError, RuntimeError) as err:
         return fail(str(err))
     run_id = new_run_id()
     try:
@@ -122,8 +126,38 @@ def cmd_train(args: argparse.Namespace) -> int:
         writer.write(metrics, result)  # on disk before it is printed: a kill loses no printed epoch
         print(format_epoch(metrics, config.epochs), flush=True)
 
-    result = train(config, on_epoch=on_epoch, should_stop=stop_on_ctrl_c(), run_id=run_id)
+    if config.node:
+        result, sentence = train_on_node(config, on_epoch, stop_on_ctrl_c(), run_id)
+        if result is None:  # failed or lost before its first epoch: the row says so too
+            with contextlib.suppress(StoreError):
+                store.mark(run_id, "failed", sentence)
+            return fail(sentence or f"Run {run_id} ended on {config.node} before its first epoch.")
+    else:
+        result = train(config, on_epoch=on_epoch, should_stop=stop_on_ctrl_c(), run_id=run_id)
     return save_and_report(store, result, args.json, format_summary, "training failed.", writer.kept)
+
+
+def on_node(config: TrainConfig) -> None:
+    """Connect to the cluster (--ray or TFDASH_RAY_ADDRESS) and check it has the config's node; RuntimeError says why."""
+    from core.cluster import connect, nodes
+
+    connect.connect()
+    nodes.find(config.node)
+
+
+def train_on_node(config: TrainConfig, on_epoch, should_stop, run_id: str):
+    """The run on its Ray node, epochs streamed back to on_epoch: (result, sentence); result None if none came back."""
+    from core.cluster import remote
+    from core.engine.kinds import JOB_KINDS
+
+    last: list = [None]
+
+    def on_item(metrics, result) -> None:
+        last[0] = result
+        on_epoch(metrics, result)
+
+    ending = remote.run(JOB_KINDS[TrainConfig], config, run_id, should_stop, on_item)
+    return remote.result_of(ending, last[0])
 
 
 def epoch_ranges(epochs: list[int]) -> str:

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 from core import device_kinds
-from core.config import normalize_device
+from core.config import normalize_device, split_device
 from core.engine.tf_setup import tf
 
 GPU_ADVICE = (
@@ -141,11 +141,24 @@ def gpu_count() -> int:
     return len(tf().config.list_physical_devices("GPU"))
 
 
-def resolve(device: str) -> str:
-    """Device name ('cpu', 'gpu', 'gpu:1', 'cpu:1') -> TF device string ('/GPU:0'); raise if absent."""
+def replicas(device: str) -> list[str]:
+    """'gpu:all' -> ['/GPU:0', '/GPU:1', ...]: every device of that kind here, for MirroredStrategy; [] for one device."""
     name = normalize_device(device)
+    if not name.endswith(":all"):
+        return []
+    kind = name.partition(":")[0]
+    resolve(f"{kind}:0")  # none at all is the same sentence as for gpu:0
+    found = tf().config.list_logical_devices(kind.upper())
+    return [f"/{kind.upper()}:{i}" for i in range(len(found))]
+
+
+def resolve(device: str) -> str:
+    """Device name ('cpu', 'gpu', 'gpu:1', 'cpu:1'; 'gpu:all': its first) -> TF device string ('/GPU:0'); raise if absent."""
+    name = normalize_device(device)
+    if "/" in name:
+        raise DeviceError(f"{name} is a Ray node's device; this machine's are cpu, gpu and their numbers.")
     kind, _, index = name.partition(":")
-    index_n = int(index or 0)
+    index_n = 0 if index == "all" else int(index or 0)
     t = tf()
     if kind == "gpu":
         count = len(t.config.list_physical_devices("GPU"))
@@ -171,9 +184,12 @@ def short_device(tf_device: str) -> str:
 
 def describe(device: str) -> str:
     """A human name for a device: the GPU's name, or the CPU model."""
-    name = normalize_device(device)
+    name = split_device(normalize_device(device))[1]  # on a Ray node, its own device
     if name.startswith("gpu"):
-        index = int(name.partition(":")[2] or 0)
+        number = name.partition(":")[2]
         gpus = host_info().gpus
+        if number == "all":  # MirroredStrategy over every GPU of this host
+            return " + ".join(g.name for g in gpus) or name.upper()
+        index = int(number or 0)
         return gpus[index].name if index < len(gpus) else name.upper()
     return cpu_model()

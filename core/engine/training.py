@@ -50,7 +50,14 @@ def train(
         # The device's kind decides what xla="auto" means and refuses what it cannot run, in one sentence.
         device_kinds.check(config.device, config.precision, config.xla, result.host)
         jit_compile = jit_compile_for(config.device, config.model, config.xla, result.host)
-        with t.device(tf_device):
+        # gpu:all / cpu:all: MirroredStrategy over every such device, each replica a batch of batch_size,
+        # so the global batch (what one optimizer step sees) is batch_size x replicas.
+        mirrored = devices.replicas(config.device)
+        strategy = t.distribute.MirroredStrategy(devices=mirrored) if mirrored else None
+        replicas = strategy.num_replicas_in_sync if strategy else 1
+        run_config = replace(config, batch_size=config.batch_size * replicas) if strategy else config
+        result.device.update(replicas=replicas, global_batch_size=run_config.batch_size)
+        with strategy.scope() if strategy else t.device(tf_device):
             # Before the seed is set: the floor's trivial model draws its own random weights.
             result.device.update(floor.limits(tf_device, config.execution, jit_compile))
             keras.utils.set_random_seed(config.seed)
@@ -60,11 +67,13 @@ def train(
             # What the layers really compute in (the last layer's policy, as Keras applied it).
             result.device["compute_dtype"] = model.layers[-1].dtype_policy.compute_dtype
             result.device["parameters"] = int(model.count_params())
-            engine = ENGINES[config.execution](config, model, data, jit_compile)
+            engine = ENGINES[config.execution](run_config, model, data, jit_compile)
             result.device.update(engine.info())
             train_flops = flops.count(model).train
             result.device["train_flops_per_sample"] = train_flops
-            result.device.update(traffic.info(model, config.optimizer, config.batch_size), steps_per_epoch=engine.steps)
+            result.device.update(
+                traffic.info(model, config.optimizer, run_config.batch_size), steps_per_epoch=engine.steps
+            )
             # Share of peak against a matmul in the compute dtype: a bfloat16 run against a bfloat16 peak.
             peak = measure_peak(tf_device, result.device["compute_dtype"])
             result.device["peak_gflops"] = peak.gflops if peak else None
@@ -82,7 +91,7 @@ def train(
                 test_loss, test_acc = engine.evaluate(stop)
                 eval_seconds = time.perf_counter() - began
                 calls = timeline.call_points(
-                    engine.marks, began_training, seconds_before, samples_before, config.batch_size, most_points
+                    engine.marks, began_training, seconds_before, samples_before, run_config.batch_size, most_points
                 )
                 metrics = EpochMetrics(
                     epoch=epoch,

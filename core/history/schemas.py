@@ -159,7 +159,8 @@ SWEEP_SETTING = {
     "type": [*_SCALAR, "array"],
     "maxLength": 38,
     "maxItems": MAX_CONFIG_LIST,
-    "items": {"type": _SCALAR, "maxLength": 8, "description": "a short value"},
+    # 72: a Ray node's device, NODE/gpu:0 with a node name of up to 63 characters (core.config).
+    "items": {"type": _SCALAR, "maxLength": 72, "description": "a short value"},
     "description": f"a short value or a list of at most {MAX_CONFIG_LIST} short values",
 }
 DEVICE_INFO = closed(
@@ -260,6 +261,14 @@ RUN_V2 = closed(
     {
         **RUN_V1["properties"],
         "schema_version": {"const": 2, "description": "2"},
+        # Optional (core.results.CLUSTER_DEVICE_FIELDS): where a Ray node's run ran, and MirroredStrategy's replicas.
+        "device": open_ended(
+            {
+                "variables_on": text(nullable=True),
+                **{name: text() for name in ("node", "node_id")},
+                **{name: whole(1) for name in ("replicas", "global_batch_size")},
+            }
+        ),
         "epochs": list_of(EPOCH_V2),
     },
     required=tuple(RUN_V1["required"]),
@@ -273,7 +282,9 @@ RUN_V3 = closed(
         "config": closed({f.name: SHORT_VALUE for f in fields(TrainConfig)}, required=(*RUN_CONFIG_V1, "precision", "xla")),
         "device": open_ended(
             {"variables_on": text(nullable=True), "compute_dtype": text(nullable=True), "peak_dtype": text(nullable=True),
-             "jit_compile": {"type": "boolean", "description": "true or false"}}
+             "jit_compile": {"type": "boolean", "description": "true or false"},
+             **{name: text() for name in ("node", "node_id")},
+             **{name: whole(1) for name in ("replicas", "global_batch_size")}}
         ),
     },
     required=tuple(RUN_V1["required"]),

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from core import device_kinds
-from core.config import TrainConfig
+from core.config import TrainConfig, split_device
 from core.engine import data as datasets
 from core.engine.job import StopCheck
 from core.engine.timeline import Mark
@@ -28,7 +28,7 @@ def jit_compile_for(
     (XLA_ON_CPU). `host` describes the machine (devices.HostInfo.to_dict()); without it a GPU is taken to
     be a CUDA one. ConfigError where XLA cannot run (xla on for Apple's Metal GPU).
     """
-    name = device.lower().lstrip("/")
+    name = split_device(device.lower().lstrip("/"))[1]  # a Ray node's 'node-b/cpu' is a CPU too
     if xla == "auto" and name.startswith("cpu") and model in XLA_ON_CPU:
         return True
     kind, _ = device_kinds.kind_of(name, host if host is not None else {})

@@ -1,0 +1,228 @@
+"""A job on a Ray node: the same engine job function as a local worker runs, in a Ray actor pinned to the node.
+
+The actor (one per job, ended after it, so its TensorFlow memory goes back as a local worker's does)
+runs the job on a thread and keeps each epoch or sweep point until the driver's next poll, about
+every POLL_SECONDS; the driver hands them to the runner's on_item, so the store writes them as they
+finish and a crash of either side loses at most the item in progress. A GPU job asks Ray for
+num_gpus (Ray sets CUDA_VISIBLE_DEVICES, so the node's gpu:0 is the one Ray gave), a CPU job for all
+the node's CPUs, so no second job of ours shares the node and disturbs its timings.
+
+run() answers as core.worker.Worker.run does, ("done", result, state, error text) or ("stopped",),
+plus ("lost", sentence) when the node or its actor died mid-job.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from core import progress
+from core.cluster import shipping
+from core.cluster.connect import ClusterError, connect
+from core.cluster.nodes import Node, find
+from core.config import split_device
+
+POLL_SECONDS = 0.1
+STOP_GRACE_SECONDS = 1.5  # as a local worker: a job still running this long after Stop is ended with its actor
+START_TIMEOUT_S = 60.0  # the node has the resources free and the actor's process starts
+SILENT_TIMEOUT_S = 15.0  # polls unanswered this long: the node is gone, whatever Ray says yet
+
+
+def local_config(config: Any) -> Any:
+    """The config as the node runs it: its device(s) without the node's name."""
+    if hasattr(config, "devices"):
+        return replace(config, devices=tuple(split_device(d)[1] for d in config.devices))
+    return replace(config, device=split_device(config.device)[1])
+
+
+class RemoteJob:
+    """The actor: runs one job on a thread and keeps its items for the driver's polls."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[Any] = []
+        self._result: bytes | None = None  # the newest result so far, pickled while the job cannot change it
+        self._done: tuple | None = None
+        self._stop = threading.Event()
+
+    def where(self) -> dict[str, Any]:
+        """The node this actor runs on (its Ray node id) and the GPUs Ray gave it."""
+        import ray
+
+        return {"node_id": ray.get_runtime_context().get_node_id(), "ray_gpu_ids": [str(g) for g in ray.get_gpu_ids()]}
+
+    def lacks(self, dataset: str) -> bool:
+        """Whether this node cannot load `dataset` from its own disk."""
+        return not shipping.available_here(dataset)
+
+    def start(self, job: Callable[..., Any], config: Any, run_id: str, stamp: dict[str, Any], files: Any) -> None:
+        """Start the job on a thread; `stamp` goes into the result's device info, `files` is a shipped dataset."""
+        shipping.unpack(files)
+
+        def on_item(item: Any, result: Any) -> None:
+            with self._lock:
+                self._items.append(point_as_asked(item, config))
+                self._result = pickle.dumps(as_asked(result, config, stamp))
+
+        def work() -> None:
+            error_text = None
+            try:
+                result = as_asked(job(local_config(config), on_item, self._stop.is_set, run_id), config, stamp)
+                state = getattr(result, "status", "completed")
+            except Exception as err:  # noqa: BLE001 - as core.worker: said, never a dead actor
+                result, state, error_text = None, "failed", f"{type(err).__name__}: {err}"
+            with self._lock:
+                self._done = (pickle.dumps(result), state, error_text)
+
+        threading.Thread(target=work, name="remote-job", daemon=True).start()
+
+    def poll(self) -> tuple[list[Any], bytes | None, tuple | None]:
+        """The items finished since the last poll, the newest result with them (else None), and the ending once there is one."""
+        with self._lock:
+            # Sent once: a poll every POLL_SECONDS that carried the whole result each time would cost the
+            # node's CPU the very time it is measuring.
+            items, self._items, result, self._result = self._items, [], self._result, None
+            return items, result, self._done
+
+    def stop(self) -> None:
+        """Ask the job to stop at its next check."""
+        self._stop.set()
+
+
+def point_as_asked(item: Any, config: Any) -> Any:
+    """A sweep's point under the device name the user gave ('node-b/cpu', not the node's own 'cpu'); an epoch as it is."""
+    if not hasattr(item, "device") or not hasattr(config, "devices"):
+        return item
+    names = {split_device(d)[1]: d for d in config.devices}
+    return replace(item, device=names.get(item.device, item.device))
+
+
+def as_asked(result: Any, config: Any, stamp: dict[str, Any]) -> Any:
+    """A copy of the result as the user asked (the node's name in the device) and where it ran: node id, host.
+
+    A copy: the job is still filling in the original (a sweep looks its devices up by the node's own names).
+    """
+    if result is None:
+        return None
+    shown = copy.copy(result)
+    shown.config = config.to_dict()
+    if hasattr(result, "points"):  # a sweep: its devices and points by the names the user gave
+        names = {split_device(d)[1]: d for d in config.devices}
+        shown.devices = {names.get(k, k): v for k, v in result.devices.items()}
+        shown.points = [point_as_asked(p, config) for p in result.points]
+        return shown
+    node, local = split_device(config.device)
+    hostname = (result.host or {}).get("hostname") or node
+    shown.device = {
+        **result.device,
+        **stamp,
+        "requested": config.device,
+        "label": f"{node.upper()}/{local.upper()} on {hostname}",
+    }
+    return shown
+
+
+def _resources(node: Node, config: Any) -> dict[str, Any]:
+    """What the actor asks Ray for: the GPUs it trains on, else every CPU of the node."""
+    devices = getattr(config, "devices", None) or (config.device,)
+    locals_ = [split_device(d)[1] for d in devices]
+    gpus = [d for d in locals_ if d.startswith("gpu")]
+    if not gpus:
+        return {"num_cpus": max(node.cpus, 1), "num_gpus": 0}
+    wanted = node.gpus if any(d.endswith(":all") for d in gpus) else 1
+    if wanted < 1 or node.gpus < 1:
+        raise ClusterError(f"The Ray node {node.name} has no GPU; its devices are cpu only.")
+    if any(d not in ("gpu", "gpu:0", "gpu:all") for d in gpus):
+        # Ray sets CUDA_VISIBLE_DEVICES to the GPU it gives, which the job then sees as gpu:0.
+        raise ClusterError(
+            f"device on the Ray node {node.name} must be {node.name}/gpu:0 (the GPU Ray gives the job, "
+            f"recorded as ray_gpu_ids) or {node.name}/gpu:all, not {', '.join(gpus)}."
+        )
+    return {"num_cpus": 1, "num_gpus": wanted}
+
+
+def run(job: Callable[..., Any], config: Any, run_id: str, should_stop: Callable[[], bool], on_item) -> tuple:
+    """Run one job on the node its config names, relaying each item to on_item(item, result) as it arrives."""
+    import ray
+
+    try:
+        connect()
+        node = find(config.node)
+        options = _resources(node, config)
+    except ClusterError as err:
+        return ("done", None, "failed", str(err))
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    actor_class = ray.remote(max_restarts=0, max_concurrency=1)(RemoteJob)
+    actor = actor_class.options(
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False), **options
+    ).remote()
+    try:
+        try:
+            where = ray.get(actor.where.remote(), timeout=START_TIMEOUT_S)
+        except ray.exceptions.GetTimeoutError:
+            sentence = f"The Ray node {node.name} did not start the job within {START_TIMEOUT_S:.0f} s (are its {_asks(options)} free?)."
+            return ("done", None, "failed", sentence)
+        except ray.exceptions.RayError:
+            return ("lost", f"The Ray node {node.name} was lost")
+        stamp = {"node": node.name, **where}
+        # Ship the dataset only to a node that lacks it (tens of MB, over the network with Ray Client).
+        files = shipping.pack(config.dataset) if ray.get(actor.lacks.remote(config.dataset), timeout=30) else None
+        actor.start.remote(job, config, run_id, stamp, files)
+        return _relay(actor, node, should_stop, on_item)
+    finally:
+        try:
+            ray.kill(actor, no_restart=True)
+        except Exception:  # noqa: BLE001 - already gone with its node
+            pass
+
+
+def _asks(options: dict[str, Any]) -> str:
+    return f"{options['num_gpus']} GPU(s)" if options.get("num_gpus") else f"{options['num_cpus']} CPU(s)"
+
+
+def _relay(actor, node: Node, should_stop: Callable[[], bool], on_item) -> tuple:
+    """Poll the actor until the job ends, relaying items; the node's loss and an unanswered Stop end it here."""
+    import ray
+
+    stop_asked: float | None = None
+    last_answer = time.monotonic()
+    while True:
+        if should_stop() and stop_asked is None:
+            actor.stop.remote()
+            stop_asked = time.monotonic()
+        if stop_asked is not None and time.monotonic() - stop_asked > STOP_GRACE_SECONDS:
+            return ("stopped",)
+        try:
+            items, result, done = ray.get(actor.poll.remote(), timeout=max(POLL_SECONDS * 20, 1.0))
+        except ray.exceptions.GetTimeoutError:
+            if time.monotonic() - last_answer > SILENT_TIMEOUT_S:
+                return ("lost", f"The Ray node {node.name} stopped answering")
+            continue
+        except ray.exceptions.RayError:  # the actor died: its node was removed, crashed or ran out of memory
+            return ("lost", f"The Ray node {node.name} was lost")
+        last_answer = time.monotonic()
+        current = pickle.loads(result) if result is not None else None  # None exactly when no items came
+        for item in items:
+            on_item(item, current)
+        if done is not None:
+            return ("done", pickle.loads(done[0]), done[1], done[2])
+        time.sleep(POLL_SECONDS)
+
+
+def result_of(ending: tuple, last: Any) -> tuple[Any, str | None]:
+    """(result, sentence) from run()'s ending, for a caller without a runner (the CLI); `last` is the newest result."""
+    if ending[0] == "done":
+        return ending[1], ending[3]
+    status, sentence = ("cancelled", None) if ending[0] == "stopped" else ("interrupted", ending[1])
+    if last is not None:
+        unit = "point" if hasattr(last, "points") else "epoch"
+        done = len(getattr(last, "points", None) or getattr(last, "epochs", None) or [])
+        sentence = sentence and f"{sentence} after {unit} {done}; {progress.plural(unit, done)} kept."
+        last.status, last.error = status, sentence
+    return last, sentence
