@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from core.results import RunResult
+from core.results import EpochInProgress, RunResult
 from core.results import speedup_sentence as epoch_speedup_sentence
 
 # At least this many steady-state calls on each side before a speedup is stated from calls.
@@ -151,11 +151,12 @@ def default_target(results: list[RunResult]) -> float | None:
     return round(math.floor(min(best) / TARGET_STEP + 1e-9) * TARGET_STEP, 2)
 
 
-def race_points(result: RunResult) -> list[dict[str, Any]]:
+def race_points(result: RunResult, in_progress: EpochInProgress | None = None) -> list[dict[str, Any]]:
     """The race against the clock: accuracy against cumulative training seconds, per call (train) and per epoch (test).
 
     Rows {"epoch", "seconds", "samples", "accuracy", "loss", "kind"}, kind "train" for each call's running
-    training accuracy, "test" for each epoch's test accuracy at the epoch's end; in time order.
+    training accuracy, "test" for each epoch's test accuracy at the epoch's end; in time order. in_progress:
+    a running job's epoch still training, whose calls so far come last (the line moves within a long epoch).
     """
     rows, elapsed, samples = [], 0.0, 0
     for e in result.epochs:
@@ -170,4 +171,10 @@ def race_points(result: RunResult) -> list[dict[str, Any]]:
             dict(epoch=e.epoch, seconds=elapsed, samples=samples, accuracy=e.test_accuracy, loss=e.test_loss,
                  kind="test")
         )  # fmt: skip
+    if in_progress is not None and in_progress.epoch == len(result.epochs) + 1:  # else it finished meanwhile
+        rows += [
+            dict(epoch=in_progress.epoch, seconds=c.seconds, samples=c.samples, accuracy=c.train_accuracy,
+                 loss=c.train_loss, kind="train")
+            for c in in_progress.calls
+        ]  # fmt: skip
     return rows

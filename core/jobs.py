@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ class Job:
     failure: str | None = None  # a listener's failure (e.g. the history cannot be written): the job fails
     stopped_by: str | None = None  # who asked to stop it ("this page", "the presenter", "Ctrl-C")
     settled: bool = False  # over, and every listener has seen "finished" (the store has its final state)
+    in_progress: Any = None  # the epoch still training: its calls so far (core.results.EpochInProgress), live only
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class JobStatus:
     config: Any
     unit: str = "epoch"  # what an item is: "epoch", or "point" for a sweep
     stopped_by: str | None = None  # who asked to stop it; None when nobody did
+    in_progress: Any = None  # while running: the epoch still training and its calls so far (EpochInProgress)
 
     def describe(self) -> str:
         """'queued (position 2)', 'running (epoch 3 of 10)', 'running (point 2 of 5)', 'completed', ..."""
@@ -53,3 +56,14 @@ class JobStatus:
         if self.state == "running":
             return f"running ({progress.in_progress(self.unit, self.done, self.total)})"
         return self.state
+
+
+def check_importable(kinds: dict[type, Any]) -> None:
+    """TypeError unless each job is a module-level function (a worker process imports it by name)."""
+    for kind, job in kinds.items():
+        try:
+            pickle.dumps(job)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            raise TypeError(
+                f"The job for {kind.__name__} must be a module-level function, so a worker process can import it."
+            ) from None

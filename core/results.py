@@ -112,6 +112,15 @@ class EpochMetrics:
             object.__setattr__(self, "learned", Learned(**self.learned))
 
 
+@dataclass(frozen=True)
+class EpochInProgress:
+    """An epoch still training: its calls of the step loop so far. Live only (the page's race against the clock
+    moves within a long epoch); never stored, since Stop may yet discard the epoch."""
+
+    epoch: int
+    calls: tuple[CallPoint, ...]
+
+
 # An epoch's columns in a table or CSV: its numbers, not its calls or snapshot (version 1's fields).
 EPOCH_COLUMNS = tuple(f.name for f in fields(EpochMetrics) if f.name not in V2_EPOCH_FIELDS)
 

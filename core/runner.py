@@ -10,7 +10,6 @@ here, in this process, on the events the worker sends back: one writer for the h
 from __future__ import annotations
 
 import itertools
-import pickle
 import threading
 import time
 import uuid
@@ -18,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from core import progress
-from core.jobs import Job, JobStatus
-from core.results import utc_now
+from core.jobs import Job, JobStatus, check_importable
+from core.results import EpochInProgress, utc_now
 from core.worker import STOP_GRACE_SECONDS, Worker
 
 # A job kind: a module-level function (it crosses to the worker by name) run(config, on_item(item,
@@ -38,13 +37,7 @@ class Runner:
     """A queue, one dispatcher thread and one worker process at a time: jobs run strictly one after another."""
 
     def __init__(self, kinds: dict[type, JobKind]) -> None:
-        for kind, job in kinds.items():
-            try:
-                pickle.dumps(job)
-            except (pickle.PicklingError, AttributeError, TypeError):
-                raise TypeError(
-                    f"The job for {kind.__name__} must be a module-level function, so a worker process can import it."
-                ) from None
+        check_importable(kinds)
         self._kinds = dict(kinds)
         self._cond = threading.Condition()
         self._jobs: dict[str, Job] = {}
@@ -195,6 +188,7 @@ class Runner:
             config=job.config,
             unit=getattr(job.config, "progress_unit", "epoch"),
             stopped_by=job.stopped_by,
+            in_progress=job.in_progress if job.state == "running" else None,
         )
 
     # -- the dispatcher: hands each job to a worker process and relays its events ------------
@@ -230,13 +224,17 @@ class Runner:
             self._cond.notify_all()
 
     def _relay(self, job: Job) -> Callable[[Any, Any], None]:
-        """on_item(item, result) for a job: keep the item, then tell the listeners (the store writes it)."""
+        """on_item(item, result) for a job: keep the item, then tell the listeners (the store writes it).
+        An epoch still training (EpochInProgress) is only kept for the page, never told to the listeners."""
         event = getattr(job.config, "progress_unit", "epoch")  # "point" for a sweep
 
         def on_item(item: Any, result: Any) -> None:
             with self._cond:
+                if isinstance(item, EpochInProgress):
+                    job.in_progress = item
+                    return
                 job.items.append(item)
-                job.result = result
+                job.result, job.in_progress = result, None
                 self._cond.notify_all()
             self._emit(event, job, item)
 

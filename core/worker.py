@@ -171,8 +171,11 @@ def _serve(conn: Connection) -> None:
 
     threading.Thread(target=listen, name="stop-listener", daemon=True).start()
 
+    sending = threading.Lock()  # model.fit's stop checks (which send an epoch's progress) run on Keras' threads
+
     def on_item(item: Any, result: Any) -> None:
-        conn.send(("item", item, result))
+        with sending:
+            conn.send(("item", item, result))
 
     error_text = None
     try:

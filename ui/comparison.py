@@ -6,6 +6,8 @@ and the per-run table follow; nothing is cut (the table wraps its headings inste
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 import streamlit as st
 
@@ -57,21 +59,32 @@ def controls_ui(results: list[RunResult]) -> tuple[str, float | None]:
     return axis or "clock", percent / 100
 
 
-def charts_ui(results: list[RunResult], labels: list[str], axis: str, target: float | None) -> None:
-    """Accuracy (against the clock or per epoch) and seconds per epoch, side by side."""
+def charts_ui(
+    results: list[RunResult], labels: list[str], axis: str, target: float | None, in_progress: Sequence | None = None
+) -> None:
+    """Accuracy (against the clock or per epoch) and seconds per epoch, side by side.
+
+    in_progress: per run, its epoch still training (core.results.EpochInProgress) or None: the race's training
+    line moves within a long epoch, epoch 1 included.
+    """
     frame = charts.epochs_frame([r.to_frame() for r in results], labels)
-    if len(frame) == 0:
+    partial = list(in_progress or [None] * len(results))
+    moving = axis == "clock" and any(p is not None and p.calls for p in partial)
+    if len(frame) == 0 and not moving:
         st.info("The charts appear when epoch 1 finishes (it includes tracing and compilation).")
         return
     total = max((r.config.get("epochs") or len(r.epochs) for r in results), default=1)
     # Keyed, so a test (and a person's eye) can tell the two live charts from the roofline's below them.
     left, right = st.container(key="run_charts").columns(2)
     if axis == "clock":
-        race = charts.race_frame([compare.race_points(r) for r in results], labels)
+        race = charts.race_frame([compare.race_points(r, p) for r, p in zip(results, partial, strict=True)], labels)
         left.altair_chart(charts.race_chart(race, target), width="stretch")
     else:
         left.altair_chart(charts.accuracy_chart(frame, total), width="stretch")
-    right.altair_chart(charts.epoch_time_chart(frame, total), width="stretch")
+    if len(frame):
+        right.altair_chart(charts.epoch_time_chart(frame, total), width="stretch")
+    else:
+        right.info("Seconds per epoch appear when epoch 1 finishes (it includes tracing and compilation).")
 
 
 # Axes whose runs' labels already name the values ("GPU:0 is 2.9× faster than CPU", "CPU (multi-step loop) ...").
@@ -168,17 +181,19 @@ def numbers_ui(results: list[RunResult], labels: list[str], target: float | None
     st.caption(NUMBERS_NOTE)
 
 
-def compare_ui(results: list[RunResult], labels: list[str], by_value: bool = False) -> tuple[int, int] | None:
+def compare_ui(
+    results: list[RunResult], labels: list[str], by_value: bool = False, in_progress: Sequence | None = None
+) -> tuple[int, int] | None:
     """Charts, headline, numbers and what the models learned: what Train shows live and History for picked runs.
 
     by_value: the runs are one machine's comparison along an axis, so the headline names the axis' values
     (History's runs may come from several machines: their labels name the hosts). Returns the (baseline,
-    other) pair the headline compares, or None.
+    other) pair the headline compares, or None. in_progress: per run, its epoch still training, or None.
     """
     above = st.container()  # the charts come first on screen; the controls under them set what they show
     axis, target = controls_ui(results) if any(r.epochs for r in results) else ("clock", None)
     with above:
-        charts_ui(results, labels, axis, target)
+        charts_ui(results, labels, axis, target, in_progress)
     pair = pair_of(results)
     headline_ui(results, labels, pair, by_value)
     ratios_ui(results, labels)

@@ -53,6 +53,12 @@ def snapshot(s: JobStatus) -> RunResult:
     return RunResult(s.config.to_dict(), dict(live.host) if live else {}, device, s.state, None, list(s.items))
 
 
+def moved(s: JobStatus, every: float) -> int:
+    """How many times `every` seconds of training the epoch still training has reached (0 without one)."""
+    calls = s.in_progress.calls if s.in_progress is not None else ()
+    return int(calls[-1].seconds // every) if calls else 0
+
+
 def doing(job: JobStatus) -> str:
     """'training softmax on CPU, epoch 3 of 10', 'sweeping mlp on CPU, GPU, point 2 of 6'; no progress while queued."""
     config = job.config

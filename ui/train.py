@@ -71,7 +71,7 @@ def results_ui(runs: tuple[JobStatus, ...], hw: probe.Probe) -> None:
         if s.state == "failed":
             st.error(f"{label}: {s.error or 'the run failed.'}")
     results = [live.snapshot(s) for s in runs]
-    comparison.compare_ui(results, names, by_value=True)
+    comparison.compare_ui(results, names, by_value=True, in_progress=[s.in_progress for s in runs])
     roofline.runs_ui(results, names)  # why: the runs on their devices' rooflines
     if len(results) == 1 and results[0].epochs:
         st.caption(compare_hint(hw))

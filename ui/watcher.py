@@ -27,6 +27,9 @@ from ui import access, live
 from ui.resources import get_runner, hardware
 
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
+# Within an epoch, the charts are redrawn at most this often (seconds of training): a whole-page rerun costs the
+# server CPU that a CPU run under measurement shares, so short epochs redraw per epoch only.
+REDRAW_S = 3.0
 IDLE_TICK_S = 2.0  # shared (`make share`), an idle page still looks: a viewer sees the presenter's Run within 2 s
 KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
 SEEN = "live_seen"  # ids of active jobs this page has drawn; one finishing reruns the page
@@ -65,8 +68,9 @@ class Snapshot:
         return shown | {j.run_id for j in self.queue}
 
     def progress(self) -> tuple:
-        """What the view draws once, per job it shows: state and finished items; a change reruns the page."""
-        return tuple((s.run_id, s.state, s.done) for jobs in self.shown.values() for s in jobs)
+        """What the view draws once, per job it shows: state, finished items, and every REDRAW_S of training within
+        an epoch (the race's line moves in a long epoch); a change reruns the page."""
+        return tuple((s.run_id, s.state, s.done, live.moved(s, REDRAW_S)) for jobs in self.shown.values() for s in jobs)
 
     def mine(self) -> set[str]:
         """Ids of the jobs this page started."""

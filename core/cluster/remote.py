@@ -26,6 +26,7 @@ from core.cluster import shipping
 from core.cluster.connect import ClusterError, connect
 from core.cluster.nodes import Node, find
 from core.config import split_device
+from core.results import EpochInProgress
 
 POLL_SECONDS = 0.1
 STOP_GRACE_SECONDS = 1.5  # as a local worker: a job still running this long after Stop is ended with its actor
@@ -65,6 +66,8 @@ class RemoteJob:
         shipping.unpack(files)
 
         def on_item(item: Any, result: Any) -> None:
+            if isinstance(item, EpochInProgress):
+                return  # live only: a node's epochs come back whole, so its curve moves epoch by epoch
             with self._lock:
                 self._items.append(point_as_asked(item, config))
                 self._result = pickle.dumps(as_asked(result, config, stamp))

@@ -35,7 +35,10 @@ def warm_up() -> None:
 
 
 def _train(config: TrainConfig, on_item, should_stop, run_id: str):
-    return train(config, on_epoch=on_item, should_stop=should_stop, run_id=run_id)
+    # An epoch in progress goes the same way as a finished one, without the result (the epoch is not in it yet).
+    return train(
+        config, on_epoch=on_item, should_stop=should_stop, run_id=run_id, on_progress=lambda p: on_item(p, None)
+    )
 
 
 def _sweep(config: SweepConfig, on_item, should_stop, run_id: str):
@@ -46,5 +49,6 @@ for _job in (_train, _sweep):
     _job.admit = memory.check
     _job.warm_up = warm_up
 
-# config type -> job(config, on_item(item, result), should_stop() -> bool, run_id) -> result
+# config type -> job(config, on_item(item, result), should_stop() -> bool, run_id) -> result; an item may also be
+# an EpochInProgress (result None): the runner keeps it for the page, the store never sees it.
 JOB_KINDS: dict[type, Callable[..., Any]] = {TrainConfig: _train, SweepConfig: _sweep}

@@ -9,6 +9,7 @@ the run keeps it on its last epoch only.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -20,11 +21,15 @@ from core.engine import devices, floor, flops, learned, models, timeline, traffi
 from core.engine.executions import ENGINES, jit_compile_for
 from core.engine.job import Cancelled, StopCheck, check_placement, measure_peak, never_stop, run_job
 from core.engine.tf_setup import tf
-from core.results import EpochMetrics, RunResult, utc_now
+from core.results import EpochInProgress, EpochMetrics, RunResult, utc_now
 
-__all__ = ["Cancelled", "EpochCallback", "StopCheck", "train"]
+__all__ = ["Cancelled", "EpochCallback", "ProgressCallback", "StopCheck", "train"]
 
 EpochCallback = Callable[[EpochMetrics, RunResult], None]
+ProgressCallback = Callable[[EpochInProgress], None]
+# At most this often, an epoch in progress sends its calls so far to on_progress (a long epoch's live curve).
+# It is sent from the stop check between calls, inside the timed epoch: a few hundred microseconds a second.
+PROGRESS_SECONDS = 1.0
 
 
 def train(
@@ -32,8 +37,13 @@ def train(
     on_epoch: EpochCallback | None = None,
     should_stop: StopCheck | None = None,
     run_id: str | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> RunResult:
-    """Train a fresh model on config.device; never raises for a training failure."""
+    """Train a fresh model on config.device; never raises for a training failure.
+
+    on_epoch(metrics, result) after each finished epoch; on_progress(EpochInProgress) during one, at most
+    every PROGRESS_SECONDS; should_stop() is asked between calls of the step loop.
+    """
     stop = should_stop or never_stop
     result = RunResult(
         config=config.to_dict(), host={}, device={"requested": config.device}, started_at=utc_now(), run_id=run_id
@@ -85,14 +95,19 @@ def train(
             for epoch in range(1, config.epochs + 1):
                 engine.prepare_epoch()
                 began_training = time.perf_counter()
-                train_loss, train_acc = engine.train_epoch(stop)
+                calls_so_far = functools.partial(
+                    timeline.call_points, began=began_training, seconds_before=seconds_before,
+                    samples_before=samples_before, batch_size=run_config.batch_size, most=most_points,
+                )  # fmt: skip
+                checked = (
+                    stop if on_progress is None else _progress_check(stop, epoch, engine, calls_so_far, on_progress)
+                )
+                train_loss, train_acc = engine.train_epoch(checked)
                 train_seconds = time.perf_counter() - began_training
                 began = time.perf_counter()
                 test_loss, test_acc = engine.evaluate(stop)
                 eval_seconds = time.perf_counter() - began
-                calls = timeline.call_points(
-                    engine.marks, began_training, seconds_before, samples_before, run_config.batch_size, most_points
-                )
+                calls = calls_so_far(engine.marks)
                 metrics = EpochMetrics(
                     epoch=epoch,
                     train_loss=timeline.finite(train_loss),
@@ -120,3 +135,19 @@ def train(
         f"and model {config.model}; try a smaller batch size or model."
     )
     return run_job(result, work, out_of_memory)
+
+
+def _progress_check(stop: StopCheck, epoch: int, engine, calls_so_far, on_progress: ProgressCallback) -> StopCheck:
+    """should_stop() for one epoch's training that also sends its calls so far, at most every PROGRESS_SECONDS."""
+    sent = time.perf_counter()
+
+    def check() -> bool:
+        nonlocal sent
+        now = time.perf_counter()
+        if now - sent >= PROGRESS_SECONDS and engine.marks:
+            sent = now
+            # A copy: model.fit's marks are appended by Keras' callback threads.
+            on_progress(EpochInProgress(epoch, tuple(calls_so_far(list(engine.marks)))))
+        return stop()
+
+    return check

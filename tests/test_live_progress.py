@@ -1,0 +1,97 @@
+"""An epoch still training moves the race's line: its calls so far reach the page, never the history.
+
+The real engine on synthetic data, in-process and through the Runner's worker process; the store is real SQLite.
+"""
+
+import time
+
+import pytest
+
+from core import compare
+from core.config import TrainConfig
+from core.engine import training
+from core.engine.kinds import JOB_KINDS
+from core.history.store import Store, attach
+from core.results import CallPoint, EpochInProgress, EpochMetrics, RunResult
+from core.runner import Runner
+
+# One epoch of several seconds on any machine: keras-fit (a callback per step, on Keras' threads) at batch 10.
+LONG_EPOCH = TrainConfig(dataset="synthetic", train_subset=12_000, batch_size=10, epochs=1, execution="keras-fit")
+
+
+@pytest.mark.parametrize("execution", ["keras-fit", "multi-step-loop"])
+def test_an_epoch_in_progress_sends_its_calls_so_far_in_order(monkeypatch, execution):
+    monkeypatch.setattr(training, "PROGRESS_SECONDS", 0.05)
+    seen: list[EpochInProgress] = []
+    config = TrainConfig(dataset="synthetic", train_subset=2000, batch_size=10, epochs=2, execution=execution)
+    result = training.train(config, on_progress=seen.append)
+    assert result.status == "completed", result.error
+    assert seen and {p.epoch for p in seen} <= {1, 2}
+    for progress in seen:
+        seconds = [c.seconds for c in progress.calls]
+        assert seconds == sorted(seconds) and all(c.steps > 0 for c in progress.calls)
+    # Each epoch's calls so far only grow, and end before the finished epoch's own last call.
+    for epoch in (1, 2):
+        samples = [p.calls[-1].samples for p in seen if p.epoch == epoch and p.calls]
+        assert samples == sorted(samples)
+        if samples:
+            assert samples[-1] <= result.epochs[epoch - 1].calls[-1].samples
+
+
+def test_a_running_jobs_epoch_in_progress_is_on_its_status_and_never_in_the_store(tmp_path):
+    store = Store(tmp_path / "runs.sqlite3")
+    with Runner(JOB_KINDS) as runner:
+        attach(runner, store)
+        run_id = runner.submit(LONG_EPOCH)
+        seen = []
+        deadline = time.monotonic() + 180
+        while (status := runner.status(run_id)).state in ("queued", "running"):
+            if status.in_progress is not None:
+                seen.append(status.in_progress)
+            assert time.monotonic() < deadline, "the run did not finish"
+            time.sleep(0.05)
+        assert status.state == "completed", status.error
+        assert status.in_progress is None and status.done == 1  # finished: nothing is in progress any more
+    assert seen, "no epoch in progress was seen during a several-second epoch"
+    assert all(isinstance(p, EpochInProgress) and p.epoch == 1 and p.calls for p in seen)
+    assert [p.calls[-1].samples for p in seen] == sorted(p.calls[-1].samples for p in seen)
+    stored = store.get(run_id)
+    assert [type(e) for e in stored.epochs] == [EpochMetrics] and stored.status == "completed"
+
+
+def test_the_race_adds_the_epoch_in_progress_after_the_finished_ones():
+    call = CallPoint(seconds=1.0, samples=100, steps=10, call_seconds=0.2, train_loss=0.5, train_accuracy=0.8)
+    done = EpochMetrics(1, 0.5, 0.8, 0.5, 0.79, 1.5, 0.1, 100.0, True, calls=[call])
+    run = RunResult(config={}, host={}, device={}, status="running", epochs=[done])
+    later = CallPoint(seconds=2.0, samples=300, steps=20, call_seconds=0.4, train_loss=0.4, train_accuracy=0.85)
+    rows = compare.race_points(run, EpochInProgress(2, (later,)))
+    assert [(r["epoch"], r["kind"], r["seconds"]) for r in rows] == [
+        (1, "train", 1.0),
+        (1, "test", 1.5),
+        (2, "train", 2.0),
+    ]
+    # An epoch in progress that has meanwhile finished (the status was older than the result) adds nothing.
+    assert compare.race_points(run, EpochInProgress(1, (later,))) == compare.race_points(run)
+
+
+def test_during_a_long_first_epoch_the_train_view_already_draws_the_race():
+    from tests.test_app import page, settle
+    from ui.resources import get_runner
+
+    at = page("Train")
+    for key, value in {"dataset": "synthetic", "model": "softmax", "train_subset": 12_000, "batch_size": 10,
+                       "epochs": 1, "mode": "cpu", "execution": "keras-fit"}.items():  # fmt: skip
+        at.session_state[key] = value
+    at.run().button(key="run").click().run()
+    (run_id,) = at.session_state["train"].ids
+    deadline = time.monotonic() + 120
+    while (status := get_runner().status(run_id)).in_progress is None or not status.in_progress.calls:
+        assert status.state in ("queued", "running") and time.monotonic() < deadline, "no epoch in progress seen"
+        time.sleep(0.05)
+    at.run()
+    infos = [i.value for i in at.info]
+    assert not any(i.startswith("The charts appear when epoch 1 finishes") for i in infos)
+    assert any(i.startswith("Seconds per epoch appear when epoch 1 finishes") for i in infos)
+    assert at.get("vega_lite_chart"), "the race against the clock is drawn during epoch 1"
+    settle(at)
+    assert not at.exception
