@@ -4,12 +4,14 @@ open, list and export exactly as that version printed them.
 tests/data/history_v1/ was made with that commit's `python -m core`: a completed, a failed (no GPU),
 a cancelled (SIGINT) and an interrupted (SIGKILL) training run, a completed and a failed sweep, and an
 imported run and sweep (`imported_*.json`); next to it are that version's `history`, `history --json`,
-`export ID` and `export --csv ID` outputs, byte for byte. Since then one thing was added on purpose: an
-`execution` column in the history's JSON rows and in each run's CSV (an old 'fast' reads 'multi-step-loop').
+`export ID` and `export --csv ID` outputs, byte for byte. Since then two things were added on purpose: an
+`execution` column in the history's JSON rows and in each run's CSV (an old 'fast' reads 'multi-step-loop'),
+and an `elapsed_train_seconds` column last in each run's CSV (training seconds summed from epoch 1).
 """
 
 import csv
 import io
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -36,10 +38,15 @@ def cli(capsys, *args: str) -> str:
 
 
 def without_execution(text: str) -> str:
-    """A CSV export as the old version wrote it: the same, less the execution column added since."""
+    """A CSV export as the old version wrote it: the same, less the columns added since (the last one checked)."""
     rows = list(csv.reader(io.StringIO(text)))
     if rows and rows[0][:2] == ["device", "execution"]:
         rows = [[row[0], *row[2:]] for row in rows]
+    if rows and rows[0][-1] == "elapsed_train_seconds":
+        column = rows[0].index("train_seconds")
+        elapsed = [float(row[-1]) for row in rows[1:]]
+        assert elapsed == pytest.approx(list(itertools.accumulate(float(r[column]) for r in rows[1:])), abs=1e-6)
+        rows = [row[:-1] for row in rows]
     out = io.StringIO()
     csv.writer(out, lineterminator="\n").writerows(rows)
     return out.getvalue()

@@ -182,7 +182,9 @@ def _sweep(data: dict[str, Any]) -> SweepResult:
             raise RunFileError(f"{where}.samples_per_second must lie between its _min and _max.")
         points.append(point)
     return SweepResult(
-        config=config.to_dict(),
+        # SweepConfig's values for the fields the file has: fields a later version added (precision, xla) stay
+        # out of an old file, so it exports unchanged; SweepConfig reads them as their defaults.
+        config={k: v for k, v in config.to_dict().items() if k in data["config"]},
         host=data["host"],
         devices=data["devices"],
         model=model,
