@@ -16,6 +16,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from core import probe
+from core.config import PRESETS
 from tests.conftest import ROOT, require
 from tests.sample_runs import make_result
 
@@ -143,6 +144,29 @@ def view(page: Page, name: str) -> None:
     expect(page).to_have_url(re.compile(f"/{path}$"), timeout=10_000)
 
 
+def preset(page: Page, name: str) -> None:
+    """Click a preset and wait until its Epochs shows, as a person would before pressing Run.
+
+    Known, not yet fixed: on a loaded machine a page sometimes went blank for seconds after the click, or its
+    number fields fell back to 0 ("epochs must be from 1 to 1000, not 0." says so and Run stays off), when the
+    click met a rerun the live fragment had started (Streamlit taking it for a page change). A person clicks
+    again; so does this, once, and says so in the log.
+    """
+    epochs = str(PRESETS[name]["epochs"])
+    field = page.get_by_role("spinbutton", name="Epochs")
+    for attempt in (1, 2):
+        page.get_by_role("button", name=name).click(timeout=60_000)
+        try:
+            expect(field).to_have_value(epochs, timeout=20_000)
+            page.wait_for_timeout(1_000)  # a rerun already under way may still reset it
+            expect(field).to_have_value(epochs, timeout=1_000)
+            return
+        except AssertionError:
+            if attempt == 2:
+                raise
+            print(f"{name}: Epochs showed {field.input_value(timeout=5_000)!r}, not {epochs}; clicking it again")
+
+
 def click(page: Page, key: str) -> None:
     """Click the enabled button keyed `key`: mid-rerun, a page may still hold the previous run's copy too."""
     page.locator(f".st-key-{key} button:enabled").first.click(timeout=60_000)
@@ -171,7 +195,7 @@ def pick_first(page: Page, key: str, timeout: float = 90) -> str:
 def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, fashion_mnist):
     page, errors = open_page(browser, server)
     wait_until_idle(page)
-    page.get_by_role("button", name="Quick demo").click()
+    preset(page, "Quick demo")
     wait_until_idle(page)
     # No GPU here: the demo compares plain model.fit with the multi-step loop, both on the CPU.
     expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
@@ -224,7 +248,7 @@ def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, 
 def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server, browser, fashion_mnist):
     presenter, presenter_errors = open_page(browser, server)
     wait_until_idle(presenter)
-    presenter.get_by_role("button", name="The tutorial").click()
+    preset(presenter, "The tutorial")
     wait_until_idle(presenter)
     # Plain model.fit first, then the multi-step loop: slow enough to stop and to queue behind.
     presenter.get_by_text(FIT_CPU).click()
@@ -234,11 +258,10 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
 
     viewer, viewer_errors = open_page(browser, server)
     expect(status(viewer)).to_contain_text("Already running on this server: CPU (plain fit): epoch")
-    viewer.get_by_role("button", name="Quick demo").click()
     # The viewer's live fragment reruns while the presenter's run goes on: wait for the preset to
     # show, or a quick Run click can be merged into the preset's rerun and lost.
+    preset(viewer, "Quick demo")
     expect(viewer.get_by_role("radio", name=FIT_CPU)).to_be_checked(timeout=10_000)
-    expect(viewer.get_by_role("spinbutton", name="Epochs")).to_have_value("3", timeout=10_000)
     click(viewer, "run")
     expect(status(viewer)).to_contain_text("Waiting: another session is training softmax on CPU, epoch", timeout=10_000)
 
@@ -298,14 +321,14 @@ def test_a_server_run_uploaded_in_history_is_overlaid_and_a_second_upload_change
 def test_a_two_value_precision_comparison_runs_side_by_side(server, browser, fashion_mnist):
     page, errors = open_page(browser, server)
     wait_until_idle(page)
-    page.get_by_role("button", name="Quick demo").click()
+    preset(page, "Quick demo")
     wait_until_idle(page)
     # Compare along precision: its starting pair (float32, mixed_bfloat16) on the Device choice's CPU.
     page.locator(".st-key-axis input").first.click(timeout=30_000)
     page.get_by_role("option", name="Precision").click()
     wait_until_idle(page)
     expect(page.locator(".st-key-axis_choices")).to_contain_text("mixed_bfloat16", timeout=10_000)
-    page.locator(".st-key-run button").click()
+    click(page, "run")
     expect(status(page)).to_contain_text("CPU (mixed_bfloat16): done, 3 epochs", timeout=180_000)
     expect(status(page)).to_contain_text("CPU (float32): done, 3 epochs")
     charts = page.locator('.st-key-run_charts [data-testid="stVegaLiteChart"]:visible')

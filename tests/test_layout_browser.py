@@ -14,6 +14,7 @@ from tests.test_browser import (  # noqa: F401
     browser,
     click,
     open_page,
+    preset,
     screenshots_on_failure,
     server,
     status,
@@ -66,7 +67,7 @@ def test_during_a_run_the_status_and_both_charts_fit_a_projector_and_nothing_is_
     page, errors = open_page(browser, server)
     page.set_viewport_size(SIZES["720p"])
     wait_until_idle(page)
-    page.get_by_role("button", name="Quick demo").click()
+    preset(page, "Quick demo")
     wait_until_idle(page)
     expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
     click(page, "run")

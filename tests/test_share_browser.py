@@ -23,6 +23,7 @@ from tests.test_browser import (  # noqa: F401
     browser,
     free_port,
     pick_first,
+    preset,
     screenshots_on_failure,
     status,
     view,
@@ -92,7 +93,7 @@ def test_the_viewer_watches_and_the_presenter_runs_and_stops(shared, browser, fa
     epochs.press("Enter")
     expect(presenter.get_by_text("epochs must be from 1 to 1000, not 1000000.")).to_be_visible(timeout=10_000)
     expect(button(presenter, "run")).to_be_disabled()
-    presenter.get_by_role("button", name="The tutorial").click()  # softmax on Fashion-MNIST, on CPU
+    preset(presenter, "The tutorial")  # softmax on Fashion-MNIST, on CPU
     wait_until_idle(presenter)
     epochs.fill("200")  # long enough to be stopped half-way on any machine
     epochs.press("Enter")

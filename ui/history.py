@@ -176,9 +176,11 @@ def actions_ui(store: Store, picked: list[HistoryRow]) -> None:
     csv = views.join_csv([store.export_csv(i) for i in ids])
     what = "run" if n == 1 else f"{n} runs"
     left, middle, right = st.columns(3)
-    left.download_button(f"Download {what} · JSON", data, name, mime, key="history_json", on_click="ignore")
+    # Deferred (a callable): the file is made when clicked, not put in the media store on every rerun, where
+    # the next rerun replaced it before a slow browser had fetched it ("Download Button source error - 404").
+    left.download_button(f"Download {what} · JSON", lambda: data, name, mime, key="history_json", on_click="ignore")
     middle.download_button(
-        f"Download {what} · CSV", csv, "epochs.csv", "text/csv", key="history_csv", on_click="ignore"
+        f"Download {what} · CSV", lambda: csv, "epochs.csv", "text/csv", key="history_csv", on_click="ignore"
     )
     deletable = [p.run_id for p in picked if p.status != "running"]
     right.button(f"Delete {what}…", key="history_delete", on_click=ask_delete, args=(deletable,),

@@ -204,10 +204,11 @@ def stored_ui(store: Store, sweep: tuple[JobStatus, ...]) -> None:
     result_ui(result.points, result.model, result.devices)
     left, right, _ = st.columns([1, 1, 2])
     name = f"sweep-{picked}"
-    left.download_button("Download sweep · JSON", result.to_json(), f"{name}.json", "application/json",
+    # Deferred (callables): made when clicked, so no media file a rerun can replace before the browser fetched it.
+    left.download_button("Download sweep · JSON", result.to_json, f"{name}.json", "application/json",
                          key="sweep_json", on_click="ignore")  # fmt: skip
-    right.download_button("Download sweep · CSV", result_csv(result), f"{name}.csv", "text/csv", key="sweep_csv",
-                          on_click="ignore")  # fmt: skip
+    right.download_button("Download sweep · CSV", partial(result_csv, result), f"{name}.csv", "text/csv",
+                          key="sweep_csv", on_click="ignore")  # fmt: skip
 
 
 def main() -> None:

@@ -98,12 +98,12 @@ def downloads_ui(runs: tuple[JobStatus, ...]) -> None:
     cols = st.columns(len(finished) + 1)
     for col, (result, label) in zip(cols, finished, strict=False):
         name = f"{slug(label)}-{result.run_id}.json"
-        col.download_button(f"{label} · JSON", result.to_json(), name, "application/json", on_click="ignore",
+        # Deferred (a callable): made when clicked, so no media file a rerun can replace before the browser fetched it.
+        col.download_button(f"{label} · JSON", result.to_json, name, "application/json", on_click="ignore",
                             width="stretch")  # fmt: skip
     table = charts.epochs_frame([r.to_frame() for r, _ in finished], [lb for _, lb in finished])
-    csv = table.to_csv(index=False)
-    cols[len(finished)].download_button("All epochs · CSV", csv, "epochs.csv", "text/csv", on_click="ignore",
-                                        width="stretch")  # fmt: skip
+    cols[len(finished)].download_button("All epochs · CSV", partial(table.to_csv, index=False), "epochs.csv",
+                                        "text/csv", on_click="ignore", width="stretch")  # fmt: skip
 
 
 def code_ui(configs: list[TrainConfig] | None, runs: tuple[JobStatus, ...]) -> None:
