@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.request
 
 import pytest
 from playwright.sync_api import expect
@@ -53,10 +54,13 @@ def shared():
     finally:
         proc.terminate()
         try:
-            proc.wait(15)
+            proc.wait(20)
         except subprocess.TimeoutExpired:
             proc.kill()
         out.close()
+    # Terminating `make share` ends its server too: nothing is left listening (or training) behind it.
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{found[0].replace('0.0.0.0', '127.0.0.1')}/_stcore/health", timeout=2)
 
 
 def button(page, key: str):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -71,6 +72,17 @@ def main(argv: list[str] | None = None) -> int:
     token = secrets.token_urlsafe(24)  # 192 bits
     lan = lan_address() if args.address in WILDCARDS else args.address
     proc = subprocess.Popen(command(args.address, args.port, lan), cwd=ROOT, env={**os.environ, TOKEN_ENV: token})
+
+    def end(signum: int, _frame) -> None:
+        # Terminated (a service manager, a test): the server goes too, never left behind without its parent.
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, end)
     local = f"http://{'127.0.0.1' if args.address in WILDCARDS else args.address}:{args.port}"
     try:
         if not wait_until_up(local, proc):
