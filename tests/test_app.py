@@ -281,13 +281,19 @@ def test_a_failed_run_shows_its_one_sentence_not_a_traceback(at):
     assert not at.exception
 
 
-def test_one_softmax_run_shows_its_templates_and_points_to_a_comparison_this_machine_can_make(at):
+def run_one_softmax(at: AppTest):
+    """Run the tutorial's softmax on a little synthetic data, on the CPU, from the Train view; its finished result."""
     for key, value in {"dataset": "synthetic", "model": "softmax", "train_subset": 300, "batch_size": 50,
                        "epochs": 2, "mode": "cpu"}.items():  # fmt: skip
         at.session_state[key] = value
     settle(at.run().button(key="run").click().run())
     assert not at.exception
     (result,) = [get_runner().status(i).result for i in at.session_state["train"].ids]
+    return result
+
+
+def test_one_softmax_run_shows_its_templates_and_points_to_a_comparison_this_machine_can_make(at):
+    result = run_one_softmax(at)
     learned = result.epochs[-1].learned
     # The ten weight templates, then the strip of predictions.
     templates, strip = at.image

@@ -9,9 +9,8 @@ import pyarrow as pa
 import pytest
 
 from core import roofline
-from tests.test_app import page, settle
+from tests.test_app import page, run_one_softmax
 from ui import views
-from ui.resources import get_runner
 
 
 def charts_by_title(node) -> dict[str, list[list[dict]]]:
@@ -28,12 +27,7 @@ def charts_by_title(node) -> dict[str, list[list[dict]]]:
 
 def test_after_a_run_the_roofline_and_the_epoch_breakdown_show_the_runs_point():
     at = page("Train")
-    for key, value in {"dataset": "synthetic", "model": "softmax", "train_subset": 300, "batch_size": 50,
-                       "epochs": 2, "mode": "cpu"}.items():  # fmt: skip
-        at.session_state[key] = value
-    settle(at.run().button(key="run").click().run())
-    assert not at.exception
-    (result,) = [get_runner().status(i).result for i in at.session_state["train"].ids]
+    result = run_one_softmax(at)
     point = roofline.run_point(result, "CPU")
     charts = charts_by_title(at)
     assert {"Roofline", "Where an epoch goes"} <= set(charts)
