@@ -136,15 +136,17 @@ def _loop_lines(config: TrainConfig, _: int | None) -> tuple[list[str], list[str
         "    @tf.function(jit_compile=JIT_COMPILE, reduce_retracing=True)",
         "    def train_steps(order, start, count):",
         "        # `count` optimizer steps in one call, from batch `start` of `order`: no Python between steps.",
-        "        loss = tf.constant(0.0)",
-        "        for i in tf.range(count):",
-        "            idx = tf.slice(order, [(start + i) * BATCH], [BATCH])",
+        "        # A while_loop and a gather keep `count` and `start` run-time values: XLA compiles once.",
+        "        def step(i, loss):",
+        "            idx = tf.gather(order, (start + i) * BATCH + tf.range(BATCH))",
         "            xb, yb = tf.gather(x, idx), tf.gather(y, idx)",
         "            with tf.GradientTape() as tape:",
         "                loss = tf.reduce_mean(loss_fn(yb, model(xb, training=True)))",
         "            grads = tape.gradient(loss, model.trainable_variables)",
         "            optimizer.apply(grads, model.trainable_variables)",
-        "        return loss",
+        "            return i + 1, loss",
+        "",
+        "        return tf.while_loop(lambda i, _: i < count, step, (tf.constant(0), tf.constant(0.0)))[1]",
         "",
         "    chunk = 1  # steps in the next call: the first call traces the step, then calls of about 0.2 s",
     ]
@@ -192,8 +194,8 @@ def keras_code(config: TrainConfig, steps_per_execution: int | None = None) -> s
         "import tensorflow as tf",
         "",
         f"SEED, EPOCHS, BATCH = {config.seed}, {config.epochs}, {config.batch_size}",
-        # XLA set explicitly, as the dashboard does for every mode (auto: on for a GPU, off for a CPU).
-        f"JIT_COMPILE = {jit_compile_for(tf_device, config.model, config.xla)}",
+        # XLA set explicitly, as the dashboard does for every mode (auto: on for a GPU; on a CPU, only for the multi-step loop of a dense model).
+        f"JIT_COMPILE = {jit_compile_for(tf_device, config.model, config.xla, None, config.execution)}",
         *([f'keras.config.set_dtype_policy("{config.precision}")  # this script trains one model: a global is fine']
           if config.precision != "float32" else []),
         "",

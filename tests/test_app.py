@@ -136,20 +136,20 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     assert at.session_state["mode"] == "fit:cpu"
     at.button(key="run").click().run()
     status = " ".join(m.value for m in at.markdown)
-    assert "CPU (plain fit): " in status and "CPU (multi-step loop): " in status  # live: epochs or "next"
+    assert "CPU (plain fit): " in status and "CPU (multi-step loop, XLA): " in status  # live: epochs or "next"
     train = settle(at)
     assert not at.exception
     assert not train.error
     epochs = at.session_state["epochs"]
     status = " ".join(m.value for m in train.markdown)
     assert f"CPU (plain fit): done, {epochs} epochs" in status
-    assert f"CPU (multi-step loop): done, {epochs} epochs" in status
+    assert f"CPU (multi-step loop, XLA): done, {epochs} epochs" in status
     assert "Queue — empty" in " ".join(c.value for c in at.caption)
 
     results = [get_runner().status(i).result for i in at.session_state["train"].ids]
     assert [r.config["execution"] for r in results] == ["keras-fit", "multi-step-loop"]
     assert all(r.status == "completed" and r.device["variables_on"] == "CPU:0" for r in results)
-    series = ["CPU (plain fit)", "CPU (multi-step loop)"]
+    series = ["CPU (plain fit)", "CPU (multi-step loop, XLA)"]
 
     # The race against the clock (the default x axis): training accuracy at every call, test at every epoch.
     # Then the roofline's charts (tests/test_roofline_app.py).
@@ -203,7 +203,7 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     assert sum("test images:" in c.value for c in at.caption) == 2
 
     downloads = [b.label for b in at.download_button]
-    assert downloads == ["CPU (plain fit) · JSON", "CPU (multi-step loop) · JSON", "All epochs · CSV"]
+    assert downloads == ["CPU (plain fit) · JSON", "CPU (multi-step loop, XLA) · JSON", "All epochs · CSV"]
     # Show code: the venv's python, and one script per run, in its own execution mode.
     codes = [c.value for c in at.code]
     assert codes[0].startswith(snippet.python_command() + " -m core train") and len(codes) == 3

@@ -201,7 +201,7 @@ def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, 
     expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
     click(page, "run")
 
-    expect(status(page)).to_contain_text("CPU (multi-step loop): done, 3 epochs", timeout=120_000)
+    expect(status(page)).to_contain_text("CPU (multi-step loop, XLA): done, 3 epochs", timeout=120_000)
     expect(status(page)).to_contain_text("CPU (plain fit): done, 3 epochs")
     charts = page.locator('.st-key-run_charts [data-testid="stVegaLiteChart"]:visible')
     expect(charts).to_have_count(2, timeout=30_000)
@@ -209,7 +209,7 @@ def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, 
         expect(charts.nth(i).locator("canvas, svg").first).to_be_visible(timeout=30_000)
     numbers = page.locator('[data-testid="stMarkdownContainer"] table:visible')
     expect(numbers.first.locator("tbody tr")).to_have_count(2)
-    expect(page.get_by_text("CPU (multi-step loop) is ")).to_be_visible()
+    expect(page.get_by_text("CPU (multi-step loop, XLA) is ")).to_be_visible()
     wait_until_idle(page)
 
     assert page.locator('[data-testid="stException"]').count() == 0
@@ -239,7 +239,7 @@ def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, 
     view(page, "Train")
     # The settings survive the trip: still the Quick demo's, and the runs still shown.
     expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value("3", timeout=10_000)
-    expect(status(page)).to_contain_text("CPU (multi-step loop): done, 3 epochs")
+    expect(status(page)).to_contain_text("CPU (multi-step loop, XLA): done, 3 epochs")
     assert page.locator('[data-testid="stException"]').count() == 0
     assert errors == []
     page.close()
@@ -272,12 +272,12 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     # loaded 2-core CI machine; the time it took is printed for the log).
     expect(status(presenter)).to_contain_text("CPU (plain fit): stopped after", timeout=20_000)
     print(f"stop took {time.monotonic() - clicked:.2f} s")
-    expect(status(presenter)).to_contain_text("CPU (multi-step loop): stopped before epoch 1")
+    expect(status(presenter)).to_contain_text("CPU (multi-step loop, XLA): stopped before epoch 1")
     # The finished epochs stay on the page.
     expect(presenter.locator('.st-key-run_charts [data-testid="stVegaLiteChart"]:visible')).to_have_count(2)
 
     # The waiting session runs as soon as the runner is free.
-    expect(status(viewer)).to_contain_text("CPU (multi-step loop): done, 3 epochs", timeout=120_000)
+    expect(status(viewer)).to_contain_text("CPU (multi-step loop, XLA): done, 3 epochs", timeout=120_000)
     for page in (presenter, viewer):
         assert page.locator('[data-testid="stException"]').count() == 0
     assert presenter_errors == [] and viewer_errors == []

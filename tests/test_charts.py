@@ -35,11 +35,14 @@ def test_series_labels_name_the_device_and_tell_execution_modes_apart():
     cpu, gpu = TrainConfig(device="cpu"), TrainConfig(device="gpu:0")
     assert charts.series_labels([cpu, gpu]) == ["CPU", "GPU:0"]
     plain, loop = TrainConfig(execution="keras-fit"), TrainConfig(execution="multi-step-loop")
-    assert charts.series_labels([plain, loop]) == ["CPU (plain fit)", "CPU (multi-step loop)"]
+    # The loop's xla auto resolves to XLA on a CPU (a dense model), plain fit's to none: the label says so.
+    assert charts.series_labels([plain, loop]) == ["CPU (plain fit)", "CPU (multi-step loop, XLA)"]
+    off = TrainConfig(execution="multi-step-loop", xla="off")
+    assert charts.series_labels([plain, off]) == ["CPU (plain fit, XLA auto)", "CPU (multi-step loop, XLA off)"]
     # Names older versions wrote read as today's (core.config's aliases).
     assert charts.series_labels([TrainConfig(execution="keras-default"), TrainConfig(execution="fast")]) == [
         "CPU (plain fit)",
-        "CPU (multi-step loop)",
+        "CPU (multi-step loop, XLA)",
     ]
     spe = TrainConfig(execution="keras-fit-spe")
     assert charts.series_labels([plain, spe]) == ["CPU (plain fit)", "CPU (fit, steps_per_execution)"]
@@ -104,7 +107,9 @@ def test_series_labels_name_every_compared_setting_so_no_two_runs_read_alike():
     small, big = TrainConfig(batch_size=100), TrainConfig(batch_size=256)
     assert charts.series_labels([small, big]) == ["CPU (batch 100)", "CPU (batch 256)"]
     both = TrainConfig(batch_size=256, execution="keras-fit")
-    assert charts.series_labels([small, both]) == ["CPU (multi-step loop, batch 100)", "CPU (plain fit, batch 256)"]
+    assert charts.series_labels([small, both]) == [
+        "CPU (multi-step loop, XLA, batch 100)", "CPU (plain fit, batch 256)"
+    ]  # fmt: skip
     labels = charts.series_labels([TrainConfig(execution="keras-fit"), both])
     assert labels == ["CPU (batch 100)", "CPU (batch 256)"]
 

@@ -221,7 +221,7 @@ def test_a_comparisons_two_runs_overlay_under_labels_that_say_what_differs_and_i
     picker.set_value(ids).run()
     here = f"CPU:0 on {socket.gethostname()}"
     (race_spec, _), (_, time_rows) = chart_specs(at)
-    series = [f"{here} (plain fit)", f"{here} (multi-step loop)"]
+    series = [f"{here} (plain fit)", f"{here} (multi-step loop, XLA)"]
     assert encoding(race_spec)["color"]["scale"]["domain"] == series
     assert [r["series"] for r in time_rows].count(series[0]) == 2  # two epochs each, not four under one name
     (sentence,) = [m.value for m in at.markdown if m.value.startswith("### ")]

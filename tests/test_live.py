@@ -34,7 +34,7 @@ def _group_queued_behind_another(runner: Runner) -> None:
     first = live.submit_group(runner, [LONG])
     plain = TrainConfig(**{**SHORT.to_dict(), "execution": "keras-fit"})
     second = live.submit_group(runner, [plain, SHORT])
-    labels = ["CPU (plain fit)", "CPU (multi-step loop)"]
+    labels = ["CPU (plain fit)", "CPU (multi-step loop, XLA)"]
     assert live.group_ids(runner, second[1]) == second
     assert live.active_group(runner) == first
 
@@ -54,7 +54,7 @@ def _group_queued_behind_another(runner: Runner) -> None:
     assert not live.is_active(done)
     assert (
         live.status_line(done, labels, runner.current())
-        == "CPU (plain fit): done, 2 epochs  ·  CPU (multi-step loop): done, 2 epochs"
+        == "CPU (plain fit): done, 2 epochs  ·  CPU (multi-step loop, XLA): done, 2 epochs"
     )
     stopped = runner.status(first[0])
     assert stopped.state == "cancelled" and 1 <= stopped.done < 500

@@ -88,3 +88,38 @@ def test_the_compare_command_runs_the_group_and_its_ratio_table_matches_the_medi
     medians = [compare.median_step_seconds(r) for r in runs]
     row = next(line for line in out.splitlines() if line.startswith("batch 60"))
     assert f"{medians[1] * 1000:.3f} ms" in row and f"{medians[0] / medians[1]:.2f}x" in row
+
+
+COMPILES_ONCE = """
+import sys
+import numpy as np
+import keras
+import tensorflow as tf
+from core.engine.step import build_train_chunk
+x, y = tf.constant(np.random.rand(64, 4).astype(np.float32)), tf.constant(np.arange(64, dtype=np.int32) % 10)
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(10, activation="softmax")])
+optimizer = keras.optimizers.SGD(0.1)
+optimizer.build(model.trainable_variables)
+chunk = build_train_chunk(model, optimizer, x, y, 8, True)
+for start, count in [(0, 1), (1, 2), (0, 8), (3, 5)]:
+    chunk(tf.range(64), tf.constant(start), tf.constant(count))[0].numpy()
+"""
+
+
+def test_an_xla_call_compiles_once_for_every_call_size_and_start(tmp_path):
+    """The multi-step loop's call size adapts every call: with XLA, each size must not compile the program again.
+
+    XLA writes each program it compiles to --xla_dump_to; four calls of different sizes leave one.
+    """
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    dump = tmp_path / "xla"
+    env = {**os.environ, "XLA_FLAGS": f"--xla_dump_to={dump}", "CUDA_VISIBLE_DEVICES": ""}
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", COMPILES_ONCE], cwd=root, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    programs = {f.name.split(".")[0] for f in dump.iterdir() if "train_chunk" in f.name}
+    assert len(programs) == 1, sorted(programs)

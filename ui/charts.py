@@ -8,6 +8,7 @@ import altair as alt
 import pandas as pd
 
 from core.config import TrainConfig, canonical_execution
+from core.engine.executions.base import jit_compile_for
 
 # Okabe-Ito colours: distinct for colour-blind viewers and still distinct on a washed-out projector.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
@@ -30,6 +31,9 @@ SETTING_WORDS = {
     "execution": lambda v: EXECUTION_LABELS.get(canonical_execution(v), str(v)) if v else "?",
     "precision": lambda v: str(v or "float32"),  # a run from before precision was recorded computed in float32
     "xla": lambda v: f"XLA {v or 'auto'}",
+    # What xla resolved to (auto is on for the multi-step loop of a dense model on a CPU, off for plain fit):
+    # two runs of one device that differ in it say so, whatever their xla setting said.
+    "jit_compile": lambda v: "XLA" if v else "",  # said where on; "CPU (plain fit)" vs "CPU (multi-step loop, XLA)"
     "batch_size": lambda v: f"batch {v}",
     "learning_rate": lambda v: f"lr {v:g}" if isinstance(v, int | float) else f"lr {v}",
     "optimizer": str,
@@ -52,13 +56,22 @@ def distinct_labels(bases: Sequence[str], configs: Sequence[dict]) -> list[str]:
     for base, config in zip(bases, configs, strict=True):
         alike = [c for b, c in zip(bases, configs, strict=True) if b == base]
         words = [SETTING_WORDS[k](config.get(k)) for k in SETTING_WORDS if len({str(c.get(k)) for c in alike}) > 1]
+        words = [w for w in words if w]
         out.append(f"{base} ({', '.join(words)})" if words else base)
     return out
 
 
 def series_labels(configs: Sequence[TrainConfig]) -> list[str]:
-    """'CPU', 'GPU:0'; runs on the same device are told apart by what differs: 'CPU (plain fit)'."""
-    return distinct_labels([c.device.upper() for c in configs], [c.to_dict() for c in configs])
+    """'CPU', 'GPU:0'; runs on the same device are told apart by what differs: 'CPU (multi-step loop, XLA)'."""
+    return distinct_labels([c.device.upper() for c in configs], [resolved(c) for c in configs])
+
+
+def resolved(config: TrainConfig) -> dict:
+    """The config's fields and the jit_compile its xla setting resolves to for its device, mode and model."""
+    return {
+        **config.to_dict(),
+        "jit_compile": jit_compile_for(config.device, config.model, config.xla, None, config.execution),
+    }
 
 
 def epochs_frame(frames: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.DataFrame:

@@ -156,7 +156,9 @@ def compare_ui(store: Store, picked: list[HistoryRow]) -> None:
     runs = [results[p.run_id] for p in picked]
     if not runs:  # deleted from another page since the table was read
         return
-    pair = comparison.compare_ui(runs, views.run_labels(picked, [r.config for r in runs]))
+    pair = comparison.compare_ui(
+        runs, views.run_labels(picked, [{**r.config, "jit_compile": bool(r.device.get("jit_compile"))} for r in runs])
+    )
     if pair and (differences := views.config_differences(runs[pair[0]], runs[pair[1]])):
         st.caption(
             f"Besides the device, these runs differ in {'; '.join(differences)}: the ratio compares whole training steps, "

@@ -87,7 +87,7 @@ def settings_ui(hw: probe.Probe) -> probe.Mode:
         number_ui(st, "Hidden units (MLP)", "hidden_units", 1, MAX_HIDDEN, step=16)
         st.radio("Precision (Keras dtype policy)", PRECISIONS, key="precision", horizontal=True)
         st.radio("XLA (jit_compile)", XLA_CHOICES, key="xla", horizontal=True,
-                 help="auto: on for a GPU that XLA compiles for, off on a CPU.")  # fmt: skip
+                 help="auto: on for a GPU that XLA compiles for; on a CPU only for the multi-step loop of a dense model, where it is faster.")  # fmt: skip
     kept.remember(DEFAULTS)
     return mode
 

@@ -31,9 +31,11 @@ def build_train_chunk(model, optimizer, x, y, batch: int, jit_compile: bool):
 
     Step i trains on the rows of x, y listed in order[(start + i) * batch : (start + i + 1) * batch].
     x, y and order should already be on the device; the optimizer built for the model's variables.
-    With jit_compile, XLA compiles one step and the loop around it stays a graph loop, as Keras' own
-    steps_per_execution does: an XLA-compiled loop would make `count` a compile-time constant, so each
-    new call size would recompile.
+    With jit_compile, XLA compiles the whole call: the loop, the batch gathers and every step in one
+    program, so a step costs no op dispatch at all (Keras' steps_per_execution compiles only the step
+    and keeps a graph loop around it). `start` and `count` are run-time values of the loop (a gather's
+    indices and a while loop's bound), so one compilation serves every call. On a 2-core CPU this
+    made the tutorial's softmax epoch 1.6x faster than the graph loop of XLA steps (bench/floor.py).
     """
     t = tf()
     import keras
@@ -42,7 +44,6 @@ def build_train_chunk(model, optimizer, x, y, batch: int, jit_compile: bool):
     # mixed_float16: LossScaleOptimizer scales the loss before the gradients and unscales them in apply().
     scale = getattr(optimizer, "scale_loss", lambda loss: loss)
 
-    @t.function(jit_compile=jit_compile, reduce_retracing=True)
     def train_step(xb, yb):
         with t.GradientTape() as tape:
             # A mixed policy computes in float16 or bfloat16; the loss and accuracy are taken in float32, as Keras does.
@@ -54,17 +55,21 @@ def build_train_chunk(model, optimizer, x, y, batch: int, jit_compile: bool):
         hits = t.equal(t.argmax(probs, axis=1, output_type=t.int32), yb)
         return loss, t.reduce_sum(t.cast(hits, t.float32))
 
-    @t.function(jit_compile=False, reduce_retracing=True)
+    @t.function(jit_compile=jit_compile, reduce_retracing=True)
     def train_chunk(order, start, count):
-        loss_sum = t.constant(0.0)
-        correct = t.constant(0.0)
-        for i in t.range(count):
-            # The batch is cut outside the XLA step: XLA takes a slice's start as a compile-time constant,
-            # so a step that sliced would compile once per step number.
-            idx = t.slice(order, [(start + i) * batch], [batch])
+        def body(i, loss_sum, correct):
+            # A gather, not a slice: XLA takes a slice's begin as a compile-time constant, which would make
+            # `start` one too and compile the program again for every call's start.
+            idx = t.gather(order, (start + i) * batch + t.range(batch))
             loss, hits = train_step(t.gather(x, idx), t.gather(y, idx))
-            loss_sum += loss
-            correct += hits
+            return i + 1, loss_sum + loss, correct + hits
+
+        # A plain while_loop, not autograph's `for i in tf.range(count)`: that one hands XLA its trip
+        # count as a compile-time constant, so every new call size would compile the program again
+        # (tests/test_precision_xla.py counts the programs XLA compiles).
+        _, loss_sum, correct = t.while_loop(
+            lambda i, *_: i < count, body, (t.constant(0), t.constant(0.0), t.constant(0.0))
+        )
         return loss_sum, correct
 
     return train_chunk

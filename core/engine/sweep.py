@@ -168,7 +168,7 @@ def run_sweep(
                 raise Cancelled
             # The device's kind decides what xla="auto" means and refuses what it cannot run, in one sentence.
             device_kinds.check(name, config.precision, config.xla, result.host)
-            jit_compile = jit_compile_for(name, config.model, config.xla, result.host)
+            jit_compile = jit_compile_for(name, config.model, config.xla, result.host, "multi-step-loop")
             result.devices[name] = {
                 "requested": name,
                 "tf_device": tf_device,

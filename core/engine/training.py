@@ -59,7 +59,7 @@ def train(
         data = datasets.load(config.dataset, config.train_subset, config.seed)
         # The device's kind decides what xla="auto" means and refuses what it cannot run, in one sentence.
         device_kinds.check(config.device, config.precision, config.xla, result.host)
-        jit_compile = jit_compile_for(config.device, config.model, config.xla, result.host)
+        jit_compile = jit_compile_for(config.device, config.model, config.xla, result.host, config.execution)
         # gpu:all / cpu:all: MirroredStrategy over every such device, each replica a batch of batch_size,
         # so the global batch (what one optimizer step sees) is batch_size x replicas.
         mirrored = devices.replicas(config.device)

@@ -12,24 +12,33 @@ from core.engine import data as datasets
 from core.engine.job import StopCheck
 from core.engine.timeline import Mark
 
-# Models trained with XLA on the CPU under xla="auto" too. Empty: XLA slows the convolutions on a CPU, and
-# "auto" should mean one thing for every model; xla="on" asks for it on the CPU explicitly.
-XLA_ON_CPU: frozenset[str] = frozenset()
+# Where xla="auto" turns XLA on for a CPU too: execution mode -> models. The multi-step loop compiles a
+# whole call (the loop and its steps) into one XLA program, which removes the per-step op dispatch that
+# dominates a small dense model's step: on a 2-core CPU the tutorial's softmax epoch took 0.08 s against
+# 0.13 s as a graph loop, the MLP(128) 0.32 s against 0.59 s (bench/floor.py). Keras' fit compiles only
+# the step and launches it from Python or a graph loop, and XLA made that slower on the CPU (softmax:
+# 1.36 s against 0.84 s an epoch in keras-fit, 0.30 s against 0.27 s in keras-fit-spe); XLA also slows
+# the convolutions on a CPU. Everything else stays off on a CPU.
+XLA_ON_CPU: dict[str, frozenset[str]] = {"multi-step-loop": frozenset({"softmax", "mlp"})}
 
 
 def jit_compile_for(
-    device: str, model: str | None = None, xla: str = "auto", host: dict[str, Any] | None = None
+    device: str,
+    model: str | None = None,
+    xla: str = "auto",
+    host: dict[str, Any] | None = None,
+    execution: str | None = None,
 ) -> bool:
     """The jit_compile of a run on `device` ('gpu:0' or '/GPU:0'): xla 'on'/'off' as asked, 'auto' by the device kind.
 
-    'auto' is off on a CPU and on for a GPU XLA compiles for (core.device_kinds). Keras' own
-    jit_compile="auto" would turn XLA on for every device of a machine that has a GPU, CPU included, so a
-    CPU run would change with the machine it is on. `model` names the model, for a CPU choice by model
-    (XLA_ON_CPU). `host` describes the machine (devices.HostInfo.to_dict()); without it a GPU is taken to
-    be a CUDA one. ConfigError where XLA cannot run (xla on for Apple's Metal GPU).
+    'auto' is on for a GPU XLA compiles for (core.device_kinds) and, on a CPU, only where XLA_ON_CPU
+    measured it faster (`execution` and `model` name the run's). Keras' own jit_compile="auto" would turn
+    XLA on for every device of a machine that has a GPU, CPU included, so a CPU run would change with the
+    machine it is on. `host` describes the machine (devices.HostInfo.to_dict()); without it a GPU is taken
+    to be a CUDA one. ConfigError where XLA cannot run (xla on for Apple's Metal GPU).
     """
     name = split_device(device.lower().lstrip("/"))[1]  # a Ray node's 'node-b/cpu' is a CPU too
-    if xla == "auto" and name.startswith("cpu") and model in XLA_ON_CPU:
+    if xla == "auto" and name.startswith("cpu") and model in XLA_ON_CPU.get(execution or "", frozenset()):
         return True
     kind, _ = device_kinds.kind_of(name, host if host is not None else {})
     return device_kinds.resolve_xla(xla, kind, name)
