@@ -8,6 +8,7 @@ import pytest
 from core.config import TrainConfig
 from core.results import EpochMetrics, RunResult
 from ui import charts
+from ui.labels import series_labels
 
 
 def run(device: str, seconds: list[float], accuracy: list[float]) -> RunResult:
@@ -33,20 +34,20 @@ def rows(spec: dict) -> list[dict]:
 
 def test_series_labels_name_the_device_and_tell_execution_modes_apart():
     cpu, gpu = TrainConfig(device="cpu"), TrainConfig(device="gpu:0")
-    assert charts.series_labels([cpu, gpu]) == ["CPU", "GPU:0"]
+    assert series_labels([cpu, gpu]) == ["CPU", "GPU:0"]
     plain, loop = TrainConfig(execution="keras-fit"), TrainConfig(execution="multi-step-loop")
     # The loop's xla auto resolves to XLA on a CPU (a dense model), plain fit's to none: the label says so.
-    assert charts.series_labels([plain, loop]) == ["CPU (plain fit)", "CPU (multi-step loop, XLA)"]
+    assert series_labels([plain, loop]) == ["CPU (plain fit)", "CPU (multi-step loop, XLA)"]
     off = TrainConfig(execution="multi-step-loop", xla="off")
-    assert charts.series_labels([plain, off]) == ["CPU (plain fit, XLA auto)", "CPU (multi-step loop, XLA off)"]
+    assert series_labels([plain, off]) == ["CPU (plain fit, XLA auto)", "CPU (multi-step loop, XLA off)"]
     # Names older versions wrote read as today's (core.config's aliases).
-    assert charts.series_labels([TrainConfig(execution="keras-default"), TrainConfig(execution="fast")]) == [
+    assert series_labels([TrainConfig(execution="keras-default"), TrainConfig(execution="fast")]) == [
         "CPU (plain fit)",
         "CPU (multi-step loop, XLA)",
     ]
     spe = TrainConfig(execution="keras-fit-spe")
-    assert charts.series_labels([plain, spe]) == ["CPU (plain fit)", "CPU (fit, steps_per_execution)"]
-    assert charts.series_labels([]) == []
+    assert series_labels([plain, spe]) == ["CPU (plain fit)", "CPU (fit, steps_per_execution)"]
+    assert series_labels([]) == []
 
 
 def test_epochs_frame_keeps_every_epoch_of_every_run_and_skips_empty_runs(frame):
@@ -105,12 +106,12 @@ def test_fonts_are_large_enough_for_a_projector(frame):
 
 def test_series_labels_name_every_compared_setting_so_no_two_runs_read_alike():
     small, big = TrainConfig(batch_size=100), TrainConfig(batch_size=256)
-    assert charts.series_labels([small, big]) == ["CPU (batch 100)", "CPU (batch 256)"]
+    assert series_labels([small, big]) == ["CPU (batch 100)", "CPU (batch 256)"]
     both = TrainConfig(batch_size=256, execution="keras-fit")
-    assert charts.series_labels([small, both]) == [
+    assert series_labels([small, both]) == [
         "CPU (multi-step loop, XLA, batch 100)", "CPU (plain fit, batch 256)"
     ]  # fmt: skip
-    labels = charts.series_labels([TrainConfig(execution="keras-fit"), both])
+    labels = series_labels([TrainConfig(execution="keras-fit"), both])
     assert labels == ["CPU (batch 100)", "CPU (batch 256)"]
 
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import pytest
@@ -95,9 +95,10 @@ def test_cancel_during_an_epoch_takes_under_a_second_and_keeps_finished_epochs(r
     assert final.stopped_by == "the presenter" and runner.status(queued).stopped_by is None
     stored = store.get(running)
     assert stored.status == "cancelled" and 1 <= len(stored.epochs) < 50
-    assert stored.epochs == list(final.items) and [m.epoch for m in stored.epochs] == list(
-        range(1, len(final.items) + 1)
-    )
+    # The stored run keeps what the model learned on its last epoch only (a file stays small); the live items
+    # had each epoch's as it came.
+    kept = [replace(e, learned=None) for e in final.items[:-1]] + list(final.items[-1:])
+    assert stored.epochs == kept and [m.epoch for m in stored.epochs] == list(range(1, len(final.items) + 1))
     assert store.get(queued) is None  # never started, so nothing to keep
     assert not runner.cancel(running)  # already over
 

@@ -7,71 +7,14 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from core.config import TrainConfig, canonical_execution
-from core.engine.executions.base import jit_compile_for
-
 # Okabe-Ito colours: distinct for colour-blind viewers and still distinct on a washed-out projector.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
-# Short names for a legend, by execution mode (core.config.EXECUTIONS; old names read through its aliases).
-EXECUTION_LABELS = {
-    "keras-fit": "plain fit",
-    "keras-fit-spe": "fit, steps_per_execution",
-    "multi-step-loop": "multi-step loop",
-}
 FONT = {"label": 16, "title": 18, "chart_title": 22, "subtitle": 16}
 # The plot area; title, axes and legends add about 150 px. Small enough that on a 1280x720 projector
 # the page's header, the Run row, the status line and both charts fit on one screen.
 HEIGHT = 135
 INK = "#1A1A1A"  # dark labels: a projector washes out grey
 WARMUP_NOTE = "epoch 1 includes compilation"
-
-
-# A compared setting in a label: (TrainConfig field, how its value reads), execution first.
-SETTING_WORDS = {
-    "execution": lambda v: EXECUTION_LABELS.get(canonical_execution(v), str(v)) if v else "?",
-    "precision": lambda v: str(v or "float32"),  # a run from before precision was recorded computed in float32
-    "xla": lambda v: f"XLA {v or 'auto'}",
-    # What xla resolved to (auto is on for the multi-step loop of a dense model on a CPU, off for plain fit):
-    # two runs of one device that differ in it say so, whatever their xla setting said.
-    "jit_compile": lambda v: "XLA" if v else "",  # said where on; "CPU (plain fit)" vs "CPU (multi-step loop, XLA)"
-    "batch_size": lambda v: f"batch {v}",
-    "learning_rate": lambda v: f"lr {v:g}" if isinstance(v, int | float) else f"lr {v}",
-    "optimizer": str,
-    "model": str,
-    "dataset": str,
-    "epochs": lambda v: f"{v} epochs",
-    "hidden_units": lambda v: f"{v} units",
-    "train_subset": lambda v: f"{v or 'all'} samples",
-    "seed": lambda v: f"seed {v}",
-}
-
-
-def distinct_labels(bases: Sequence[str], configs: Sequence[dict]) -> list[str]:
-    """Each base ('CPU', 'GPU:0 on gpu-server') with the settings its run differs in from a run of the same base.
-
-    'CPU (plain fit)' and 'CPU (multi-step loop)': a legend entry, a picker entry and a speedup sentence
-    then say what differs. Labels may still repeat (identical runs); run_labels adds time and id then.
-    """
-    out = []
-    for base, config in zip(bases, configs, strict=True):
-        alike = [c for b, c in zip(bases, configs, strict=True) if b == base]
-        words = [SETTING_WORDS[k](config.get(k)) for k in SETTING_WORDS if len({str(c.get(k)) for c in alike}) > 1]
-        words = [w for w in words if w]
-        out.append(f"{base} ({', '.join(words)})" if words else base)
-    return out
-
-
-def series_labels(configs: Sequence[TrainConfig]) -> list[str]:
-    """'CPU', 'GPU:0'; runs on the same device are told apart by what differs: 'CPU (multi-step loop, XLA)'."""
-    return distinct_labels([c.device.upper() for c in configs], [resolved(c) for c in configs])
-
-
-def resolved(config: TrainConfig) -> dict:
-    """The config's fields and the jit_compile its xla setting resolves to for its device, mode and model."""
-    return {
-        **config.to_dict(),
-        "jit_compile": jit_compile_for(config.device, config.model, config.xla, None, config.execution),
-    }
 
 
 def epochs_frame(frames: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.DataFrame:

@@ -10,7 +10,8 @@ import streamlit as st
 
 from core import probe
 from core.cluster import connect
-from ui import charts, layout, roofline, views, watcher
+from ui import layout, roofline, views, watcher
+from ui.labels import series_labels
 from ui.resources import hardware
 
 
@@ -25,7 +26,7 @@ def devices_ui(hw: probe.Probe, snap: watcher.Snapshot) -> None:
     rows = [(k, v) for k, v in probe.host_rows(hw) if k != "Built with"]
     rows.insert(2, build_row(hw))
     runs = snap.shown["train"]
-    for s, label in zip(runs, charts.series_labels([s.config for s in runs]), strict=True):
+    for s, label in zip(runs, series_labels([s.config for s in runs]), strict=True):
         if s.result and s.result.device.get("variables_on"):
             rows.append((f"Last run, {label}", f"variables lived on {s.result.device['variables_on']}"))
             rows.append((f"Limits, {label}", roofline.limits_text(s.result.device)))

@@ -16,6 +16,7 @@ from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
 from core.runner import JobStatus
 from ui import charts, compare_settings, comparison, layout, live, roofline, train_settings, watcher
+from ui.labels import series_labels
 from ui.resources import hardware
 
 KIND = "train"
@@ -23,7 +24,7 @@ PROMPT = "Pick a preset or settings in the sidebar, then press **Run**."
 
 
 def labels(runs) -> list[str]:
-    return charts.series_labels([s.config for s in runs])
+    return series_labels([s.config for s in runs])
 
 
 def start_runs() -> None:
@@ -112,7 +113,7 @@ def code_ui(configs: list[TrainConfig] | None, runs: tuple[JobStatus, ...]) -> N
         if not configs:
             st.write("Fix the settings first; the code follows them.")
             return
-        names = charts.series_labels(configs)
+        names = series_labels(configs)
         recorded = {s.config: s.result.device.get("steps_per_execution") for s in runs if s.result}
         st.markdown(f"**Command line**, from the repository root (`{snippet.python_command()}` is the venv's python):")
         st.code(

@@ -20,7 +20,7 @@ from core.config import ConfigError, SweepConfig, TrainConfig
 from core.history.importer import MAX_FILE_BYTES
 from core.history.rows import HistoryRow, SweepRow
 from core.results import RunResult, SweepPoint
-from ui import charts
+from ui.labels import SETTING_WORDS, distinct_labels
 
 # -- times and names -------------------------------------------------------------------------
 # Characters that start emphasis, code, links, images, HTML, tables or LaTeX anywhere in a line.
@@ -57,7 +57,7 @@ def run_labels(rows: Sequence[HistoryRow], configs: Sequence[dict] | None = None
     configs: the runs' RunResult.config, whose differences (execution, batch size, ...) name runs of the
     same device apart; runs still alike are told apart by start time, then by id.
     """
-    labels = charts.distinct_labels([where(r) for r in rows], configs or [_row_config(r) for r in rows])
+    labels = distinct_labels([where(r) for r in rows], configs or [_row_config(r) for r in rows])
     labels = [
         f"{lb} · {short_time(r.when)}" if labels.count(lb) > 1 else lb for lb, r in zip(labels, rows, strict=True)
     ]
@@ -75,7 +75,7 @@ def execution(row: HistoryRow) -> str | None:
 
 def execution_words(row: HistoryRow) -> str:
     """'plain fit', 'multi-step loop', or '?'."""
-    return charts.SETTING_WORDS["execution"](execution(row))
+    return SETTING_WORDS["execution"](execution(row))
 
 
 def pick_label(row: HistoryRow) -> str:
