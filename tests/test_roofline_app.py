@@ -41,7 +41,7 @@ def test_after_a_run_the_roofline_and_the_epoch_breakdown_show_the_runs_point():
 
     parts = {r["part"]: r["seconds"] for data in charts["Where an epoch goes"] for r in data if "part" in r}
     b = roofline.run_breakdown(result)
-    assert parts["step overhead (floor × steps)"] == pytest.approx(b.overhead)
+    assert parts["floor × steps"] == pytest.approx(b.overhead)
     assert parts["compute at peak"] == pytest.approx(b.compute)
     sentence = views.plain(roofline.bound_sentence(b))
     assert any(sentence in m.value for m in at.markdown)

@@ -23,8 +23,8 @@ CAVEAT = (
 )
 PARTS = {
     "compute": "compute at peak",
-    "memory": "memory traffic at the measured bandwidth",
-    "overhead": "step overhead (floor × steps)",
+    "memory": "memory at bandwidth",
+    "overhead": "floor × steps",
     "rest": "the rest",
 }
 PART_COLOURS = ("#0072B2", "#009E73", "#D55E00", "#BBBBBB")
@@ -118,14 +118,22 @@ def breakdown_chart(breakdowns: Sequence[roofline.Breakdown], runs: Sequence[str
         title=None,
         sort=list(PARTS.values()),
         scale=alt.Scale(domain=list(PARTS.values()), range=list(PART_COLOURS)),
-        legend=alt.Legend(orient="bottom", columns=2, labelLimit=0),
+        legend=alt.Legend(
+            orient="bottom", columns=1, labelLimit=0
+        ),  # one a row, short labels: a half-width chart cut long ones, and the run labels on two lines
     )
     bars = (
         alt.Chart(frame)
         .mark_bar()
         .encode(
-            x=alt.X("sum(seconds):Q", title="Seconds of a steady-state epoch", stack="zero"),
-            y=alt.Y("run:N", title=None, sort=list(runs)),
+            x=alt.X("sum(seconds):Q", title="Seconds of an epoch", stack="zero"),
+            # A run's label on two lines, device then what differs: "CPU" / "(multi-step loop, XLA)", never cut.
+            y=alt.Y(
+                "run:N",
+                title=None,
+                sort=list(runs),
+                axis=alt.Axis(labelLimit=0, labelExpr="split(replace(datum.label, ' (', '\\n('), '\\n')"),
+            ),
             color=colour,
             order=alt.Order("order:Q"),
             tooltip=[
