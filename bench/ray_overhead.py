@@ -8,7 +8,7 @@ the device `NODE/cpu`. Prints each path's median steady-state epoch (epochs 2..5
 first epoch includes starting the actor's process and its TensorFlow import; the local worker's was
 imported before the run was submitted (Runner.warm), as a person pressing Run finds it.
 
-    .venv/bin/python bench/ray_overhead.py [--epochs 5] [--dataset fashion_mnist] [--repeats 1]
+    .venv/bin/python bench/ray_overhead.py [--epochs 5] [--dataset fashion_mnist] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--dataset", default="fashion_mnist")
-    parser.add_argument("--repeats", type=int, default=1, help="runs on each path, alternating")
+    parser.add_argument("--repeats", type=int, default=3, help="runs on each path, alternating (one is noise)")
     args = parser.parse_args()
     dataset = args.dataset if data.availability(args.dataset).available else "synthetic"
 
