@@ -14,8 +14,8 @@ from core.engine.timeline import Mark
 
 # Where xla="auto" turns XLA on for a CPU too: execution mode -> models. The multi-step loop compiles a
 # whole call (the loop and its steps) into one XLA program, which removes the per-step op dispatch that
-# dominates a small dense model's step: on a 2-core CPU the tutorial's softmax epoch took 0.08 s against
-# 0.13 s as a graph loop, the MLP(128) 0.32 s against 0.59 s (bench/floor.py). Keras' fit compiles only
+# dominates a small dense model's step: on a 2-core CPU the tutorial's softmax epoch took 0.13 s against
+# 0.24 s as a graph loop without XLA (bench/floor.py), the MLP(128) 0.32 s against 0.59 s. Keras' fit compiles only
 # the step and launches it from Python or a graph loop, and XLA made that slower on the CPU (softmax:
 # 1.36 s against 0.84 s an epoch in keras-fit, 0.30 s against 0.27 s in keras-fit-spe); XLA also slows
 # the convolutions on a CPU. Everything else stays off on a CPU.
