@@ -1,13 +1,13 @@
 """Benchmark: does the Quick demo's headline (core.compare.speedup) repeat from run to run on this machine?
 
-Runs the Quick demo's two runs without a GPU (core.config.PRESETS["Quick demo"], plain model.fit as the
-baseline, then the multi-step loop, as core.probe's fit:cpu mode does) REPEATS times, each pair in a
-fresh process: a dashboard session, and each of the runner's worker processes, starts TensorFlow anew,
-so run-to-run variation includes what a new process brings (thread pools, allocator, tracing caches).
-For each repeat it prints the headline (ratio of median steady-state step times, its 90 % bootstrap
-interval and how many calls it rests on) next to the ratio the old headline used (median steady epochs,
-the reference measured in the same processes); then, for each, the spread: max/min and the largest
-departure from the median of the repeats. The goal is within ±15 %.
+Runs the Quick demo without a GPU REPEATS times the way the dashboard does: one Runner (the server's),
+each run in a fresh worker process (core.worker), the two runs of a press one after the other (plain
+model.fit as the baseline, then the multi-step loop: core.probe's fit:cpu mode), each stored in a
+throwaway history as the page stores it. For each press it prints the headline (ratio of median
+steady-state step times, its 90 % bootstrap interval and how many measurements it rests on), each
+side's median step, and the ratio of median steady epochs (the reference, measured in the same runs);
+then, for each, the spread over the presses: max/min and the largest departure from their median. The
+goal is within ±15 %.
 
     .venv/bin/python bench/headline_stability.py [--repeats 5]
 """
@@ -15,40 +15,14 @@ departure from the median of the repeats. The goal is within ±15 %.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-
-def one_pair() -> dict[str, float]:
-    """Both runs in this process; the headline and the epoch-median ratio as numbers."""
-    from core import compare
-    from core.config import PRESETS, TrainConfig
-    from core.engine.training import train
-    from core.results import speedup as epoch_speedup
-
-    base, other = (
-        train(TrainConfig(**{**PRESETS["Quick demo"], "execution": e})) for e in ("keras-fit", "multi-step-loop")
-    )
-    for run in (base, other):
-        if run.status != "completed":
-            raise SystemExit(f"{run.config['execution']} {run.status}: {run.error}")
-    found = compare.speedup(base, other)
-    return {
-        "ratio": found.ratio if found else float("nan"),
-        "low": found.low if found else float("nan"),
-        "high": found.high if found else float("nan"),
-        "calls": found.count if found else 0,
-        "epoch_ratio": epoch_speedup(base, other) or float("nan"),
-        "seconds": sum(e.train_seconds + e.eval_seconds for r in (base, other) for e in r.epochs),
-    }
 
 
 def spread(values: list[float]) -> str:
@@ -61,30 +35,48 @@ def spread(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a child process: one pair, as JSON
+    parser.add_argument("--epochs", type=int, help="instead of the preset's (an experiment: is a longer demo steadier?)")
+    parser.add_argument("--train-subset", type=int, help="instead of the preset's; 0 = the whole training set")
     args = parser.parse_args()
-    if args.one:
-        print(json.dumps(one_pair()))
-        return
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
-    rows = []
-    for i in range(args.repeats):
-        began = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, __file__, "--one"], env=env, capture_output=True, text=True, check=False, cwd=ROOT
-        )
-        if done.returncode != 0:
-            raise SystemExit(done.stderr[-2000:] or done.stdout[-2000:])
-        row = json.loads(done.stdout.strip().splitlines()[-1])
-        rows.append(row)
-        print(
-            f"repeat {i + 1}: headline {row['ratio']:.2f}x ({row['low']:.2f}-{row['high']:.2f} over {row['calls']} calls)"
-            f" | median steady epochs {row['epoch_ratio']:.2f}x | {row['seconds']:.1f} s training+eval,"
-            f" {time.perf_counter() - began:.0f} s with start-up",
-            flush=True,
-        )
-    print(f"headline (median step times): {spread([r['ratio'] for r in rows])}")
-    print(f"reference (median steady epochs): {spread([r['epoch_ratio'] for r in rows])}")
+
+    from core import compare
+    from core.config import PRESETS, TrainConfig
+    from core.engine.kinds import JOB_KINDS
+    from core.history.store import Store, attach
+    from core.results import speedup as epoch_speedup
+    from core.runner import Runner
+
+    preset = dict(PRESETS["Quick demo"])
+    if args.epochs:
+        preset["epochs"] = args.epochs
+    if args.train_subset is not None:
+        preset["train_subset"] = args.train_subset or None
+    configs = [TrainConfig(**{**preset, "execution": e}) for e in ("keras-fit", "multi-step-loop")]
+    headlines, references = [], []
+    with tempfile.TemporaryDirectory() as tmp, Runner(JOB_KINDS) as runner:
+        attach(runner, Store(Path(tmp) / "runs.sqlite3"))
+        runner.warm()
+        for i in range(args.repeats):
+            began = time.perf_counter()
+            base, other = (runner.wait(run_id).result for run_id in [runner.submit(c) for c in configs])
+            for run in (base, other):
+                if run is None or run.status != "completed":
+                    raise SystemExit(f"repeat {i + 1}: a run did not complete: {run and run.error}")
+            found = compare.speedup(base, other)
+            if found is None:
+                raise SystemExit(f"repeat {i + 1}: fewer than {compare.MIN_CALLS} steady measurements on a side")
+            reference = epoch_speedup(base, other)
+            headlines.append(found.ratio)
+            references.append(reference)
+            print(
+                f"repeat {i + 1}: headline {found.ratio:.2f}x ({found.low:.2f}-{found.high:.2f} over {found.count}"
+                f" measurements) | median step {compare.median_step_seconds(base) * 1e3:.3f} ms plain fit,"
+                f" {compare.median_step_seconds(other) * 1e3:.3f} ms multi-step loop"
+                f" | median steady epochs {reference:.2f}x | {time.perf_counter() - began:.0f} s from submit",
+                flush=True,
+            )
+    print(f"headline (median step times): {spread(headlines)}")
+    print(f"reference (median steady epochs): {spread(references)}")
 
 
 if __name__ == "__main__":

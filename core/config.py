@@ -192,7 +192,7 @@ PRESETS = {
     # 2-core CPU from pressing Run, TensorFlow's start-up included (the promise is under 30 s).
     "Quick demo": {
         "dataset": "fashion_mnist", "model": "mlp", "optimizer": "adam", "learning_rate": 0.001,
-        "batch_size": 100, "epochs": 3, "seed": 0, "execution": "multi-step-loop", "train_subset": 20_000, "hidden_units": 128,
+        "batch_size": 100, "epochs": 3, "seed": 0, "execution": "multi-step-loop", "train_subset": None, "hidden_units": 128,
         "precision": "float32", "xla": "auto",
     },
 }  # fmt: skip

@@ -162,7 +162,7 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
         mine = [r for r in race_rows if r["series"] == name]
         assert len([r for r in mine if r["kind"] == "train"]) == sum(len(e.calls) for e in result.epochs) > epochs
         test = [r for r in mine if r["kind"] == "test"]
-        # An MLP on 20,000 Fashion-MNIST images: well above chance (10%) after one epoch.
+        # An MLP on 60,000 Fashion-MNIST images: well above chance (10%) after one epoch.
         assert len(test) == epochs and min(r["accuracy"] for r in test) > 0.6
         times = [r["seconds"] for r in mine]  # in time order (calls record 4 decimals): a race
         assert all(b >= a - 1e-3 for a, b in zip(times, times[1:], strict=False)) and times[-1] > times[0]

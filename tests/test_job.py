@@ -109,5 +109,22 @@ def test_step_runner_splits_a_run_into_min_calls_of_at_least_min_call_seconds():
     assert calls[0] == 1  # the first call traces the step
     calls.clear()
     runner.run(t.constant([0]), 100, lambda: False)
-    # Not one call of 0.2 s (100 steps), nor four of 50 ms: calls of at least MIN_CALL_SECONDS (0.1 s, <= 50 steps).
-    assert sum(calls) == 100 and 2 <= len(calls) <= 4 and max(calls) <= 50
+    # Not one call of 0.2 s (100 steps): four equal calls of 25 steps (50 ms each, over MIN_CALL_SECONDS).
+    assert calls == [25, 25, 25, 25]
+
+
+def test_step_runner_never_cuts_a_call_under_min_call_seconds_and_splits_a_run_evenly():
+    t = tf()
+    calls = []
+
+    def chunk(order, start, count):  # 0.2 ms per step: four calls of 100 steps would be 20 ms, under 30 ms
+        calls.append(int(count))
+        time.sleep(0.0002 * int(count))
+        return t.constant(0.0), t.constant(0.0)
+
+    runner = StepRunner(chunk, batches=400, min_calls=4)
+    runner.run(t.constant([0]), 400, lambda: False)
+    calls.clear()
+    runner.run(t.constant([0]), 400, lambda: False)
+    # Calls of at least MIN_CALL_SECONDS (150 steps or more), of equal size: not 150 + 150 + 100.
+    assert sum(calls) == 400 and 2 <= len(calls) <= 3 and max(calls) - min(calls) <= 1, calls

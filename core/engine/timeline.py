@@ -18,7 +18,7 @@ Mark = tuple[float, int, float, float]
 
 # Marks closer together than this merge into one point: model.fit marks every batch of a few milliseconds,
 # from a pool of threads whose times jitter by milliseconds on a busy machine; the loop's calls are longer.
-MIN_POINT_SECONDS = 0.08  # under the loop's shortest call (core.engine.step.MIN_CALL_SECONDS)
+MIN_POINT_SECONDS = 0.025  # under the loop's shortest call (core.engine.step.MIN_CALL_SECONDS, 0.03 s)
 # Points a whole run keeps at most; a run of many epochs keeps fewer per epoch, so its file stays small.
 RUN_POINTS = 10_000
 
