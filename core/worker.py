@@ -142,6 +142,71 @@ class Worker:
         return f"exited with code {code}"
 
 
+class Workers:
+    """The next job's worker and a spare, each warming up as soon as it is made.
+
+    With a spare, a comparison's second run starts the moment the first ends, not after a worker's
+    start-up (about 6 s on a 2-core CPU), so its runs are timed seconds apart, under the same conditions.
+    A worker is started only while no job runs (top_up, when the queue is idle) or when none is left to
+    take the next job; and a job waits for a spare still starting up: a start-up (importing TensorFlow
+    keeps both cores of a small machine busy) never overlaps a run being timed.
+    """
+
+    def __init__(self, kinds: Iterable[Callable[..., Any]]) -> None:
+        self._kinds = list(kinds)
+        self._lock = threading.Lock()
+        self.next = Worker(self._kinds)  # before anyone presses Run
+        self.spare: Worker | None = Worker(self._kinds)
+
+    def take(self) -> tuple[Worker, bool]:
+        """The next job's worker once it (and the spare) have started up, and whether it did.
+
+        One that died starting up (e.g. killed) is replaced once, so a queued job is not lost to it; a
+        spare that died is dropped (a new one starts once the queue is idle)."""
+        worker = self.next
+        if not worker.wait_ready():
+            worker.close()
+            worker = self.next = Worker(self._kinds)
+            if not worker.wait_ready():
+                return worker, False
+        spare = self.spare
+        if spare is not None and not spare.wait_ready():
+            spare.close()
+            with self._lock:
+                self.spare = None if self.spare is spare else self.spare
+        return worker, True
+
+    def finished(self, worker: Worker, closing: bool) -> None:
+        """A job's worker is done: it exits (its memory goes back); the spare takes the next job, else a new one starts."""
+        worker.close()
+        with self._lock:
+            if self.next is worker and not closing:
+                self.next, self.spare = self.spare or Worker(self._kinds), None
+
+    def top_up(self) -> None:
+        """Start a spare if there is none: call it only while no job runs."""
+        with self._lock:
+            if self.spare is None:
+                self.spare = Worker(self._kinds)
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until the next job's worker (True; False if it died or timed out) and the spare have started up."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        ready = self.next.wait_ready(timeout)
+        spare = self.spare
+        if spare is not None:
+            spare.wait_ready(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return ready
+
+    def close(self) -> None:
+        """End every worker now."""
+        with self._lock:
+            workers = [w for w in (self.next, self.spare) if w is not None]
+        for worker in workers:
+            worker.kill()
+            worker.close()
+
+
 # -- the worker's side -----------------------------------------------------------------------
 
 
