@@ -35,7 +35,9 @@ def spread(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--epochs", type=int, help="instead of the preset's (an experiment: is a longer demo steadier?)")
+    parser.add_argument(
+        "--epochs", type=int, help="instead of the preset's (an experiment: is a longer demo steadier?)"
+    )
     parser.add_argument("--train-subset", type=int, help="instead of the preset's; 0 = the whole training set")
     args = parser.parse_args()
 
