@@ -2,10 +2,9 @@
 
 The queue belongs to no browser session: closing a tab or rerunning a script neither stops nor
 duplicates a run, and any session can find it again by its id. Jobs run in a worker process
-(core.worker) that exits after its job, so this process's memory returns to its idle size; two
-wait with TensorFlow imported while the queue is idle (core.worker.Workers: the next job's and a
-spare, so a comparison's runs follow each other at once). Listeners (the store) run here, in this
-process, on the events the worker sends back: one writer for the history.
+(core.worker) that exits after its job, so this process's memory returns to its idle size; the
+next worker is started at once and waits with TensorFlow imported. Listeners (the store) run
+here, in this process, on the events the worker sends back: one writer for the history.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from typing import Any
 from core import progress
 from core.jobs import Job, JobStatus, check_importable
 from core.results import EpochInProgress, utc_now
-from core.worker import STOP_GRACE_SECONDS, Worker, Workers
+from core.worker import STOP_GRACE_SECONDS, Worker
 
 # A job kind: a module-level function (it crosses to the worker by name) run(config, on_item(item,
 # result), should_stop() -> bool, run_id) -> result. Optional attributes: `admit(config)`, called
@@ -47,7 +46,7 @@ class Runner:
         self._counter = itertools.count()
         self._listeners: list[Listener] = []
         self._closed = False
-        self._workers = Workers(self._kinds.values())  # warming up now, before anyone presses Run
+        self._worker = Worker(self._kinds.values())  # warming up now, before anyone presses Run
         self._dispatcher = threading.Thread(target=self._work, name="training-runner", daemon=True)
         self._dispatcher.start()
 
@@ -60,7 +59,8 @@ class Runner:
                     job.stop.set()
             self._cond.notify_all()
         self._dispatcher.join(STOP_GRACE_SECONDS + 15)
-        self._workers.close()
+        self._worker.kill()
+        self._worker.close()
 
     def __enter__(self) -> Runner:
         return self
@@ -138,8 +138,8 @@ class Runner:
         return True
 
     def warm(self, timeout: float | None = None) -> bool:
-        """Block until the workers waiting for jobs have TensorFlow imported (True), or timeout / the next died (False)."""
-        return self._workers.wait_ready(timeout)
+        """Block until the worker for the next job has TensorFlow imported (True), or timeout / it died (False)."""
+        return self._worker.wait_ready(timeout)
 
     def status(self, run_id: str) -> JobStatus | None:
         """Where a job stands, or None if this process has never seen it."""
@@ -195,8 +195,6 @@ class Runner:
     def _work(self) -> None:
         while True:
             with self._cond:
-                if not self._queue and not self._closed:
-                    self._workers.top_up()  # nothing is being timed now
                 while not self._queue and not self._closed:
                     self._cond.wait()
                 if self._closed:
@@ -249,13 +247,17 @@ class Runner:
             from core.cluster import remote
 
             return self._ending(job, remote.run(kind, job.config, job.run_id, job.stop.is_set, self._relay(job)), None)
-        worker, ready = self._workers.take()
-        if not ready:
-            return self._worker_ended(job, worker)
+        worker = self._worker
+        if not worker.wait_ready():
+            # It died while importing (e.g. killed): one fresh try, so a queued job is not lost to it.
+            worker.close()
+            worker = self._worker = Worker(self._kinds.values())
+            if not worker.wait_ready():
+                return self._worker_ended(job, worker)
         try:
             ending = worker.run(kind, job.config, job.run_id, job.stop, self._relay(job))
         finally:
-            self._workers.finished(worker, self._closed)
+            self._next_worker(worker)
         return self._ending(job, ending, worker)
 
     def _ending(self, job: Job, ending: tuple, worker: Worker | None) -> tuple[Any, str]:
@@ -268,6 +270,12 @@ class Runner:
         if ending[0] == "lost":  # the Ray node (or its actor) died mid-job: as a dead worker, named
             return self._interrupted(job, ending[1])
         return self._worker_ended(job, worker)
+
+    def _next_worker(self, finished: Worker) -> None:
+        # The finished worker exits (its memory goes back); the next one starts importing at once.
+        finished.close()
+        if self._worker is finished and not self._closed:
+            self._worker = Worker(self._kinds.values())
 
     def _worker_ended(self, job: Job, worker: Worker) -> tuple[Any, str]:
         """The worker died mid-job (killed, out of memory): `interrupted`, with one sentence and the items kept."""

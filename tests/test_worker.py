@@ -77,7 +77,7 @@ def test_a_worker_killed_mid_run_leaves_the_job_interrupted_and_the_queue_goes_o
     while runner.status(killed).done < 1:
         assert time.monotonic() < deadline, "no epoch finished"
         time.sleep(0.01)
-    pid = runner._workers.next.pid  # the process running the job: what the kernel's OOM killer would pick
+    pid = runner._worker.pid  # the process running the job: what the kernel's OOM killer would pick
     os.kill(pid, signal.SIGKILL)
 
     final = runner.wait(killed, timeout=30)
@@ -140,45 +140,3 @@ def test_a_step_that_outlasts_the_grace_period_is_stopped_by_ending_the_worker()
 def test_a_job_kind_that_cannot_cross_to_a_worker_is_refused_when_the_runner_is_made():
     with pytest.raises(TypeError, match="The job for StubbornConfig must be a module-level function"):
         Runner({StubbornConfig: lambda config, on_item, should_stop, run_id: None})
-
-
-@dataclass
-class SiblingsConfig:
-    """A job that reports its worker's pid and the worker processes beside it."""
-
-
-def siblings(config: SiblingsConfig, on_item, should_stop, run_id: str) -> tuple[int, list[int]]:
-    """(this worker's pid, the pids of every core.worker process the same server started, this one included)."""
-    mine = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                is_worker = b"core.worker" in cmdline.read()
-        except (OSError, ValueError, IndexError):
-            continue  # not a process, or it ended while we looked
-        if parent == os.getppid() and is_worker:
-            mine.append(int(entry))
-    return os.getpid(), sorted(mine)
-
-
-@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the process table from /proc (Linux)")
-def test_a_comparisons_second_run_starts_in_the_waiting_spare_and_no_worker_starts_while_a_run_is_timed():
-    with Runner({SiblingsConfig: siblings}) as runner:
-        assert runner.warm(timeout=120)
-        waiting = sorted([runner._workers.next.pid, runner._workers.spare.pid])
-        ids = [runner.submit(SiblingsConfig()) for _ in range(2)]  # a comparison: two runs queued at once
-        first, second = (runner.wait(run_id, timeout=120).result for run_id in ids)
-        # Both runs ran in the two workers that were waiting: nothing started up between them.
-        assert sorted([first[0], second[0]]) == waiting
-        # During the first run only the spare waited beside it; during the second, no worker had been started.
-        assert first[1] == waiting and second[1] == [second[0]]
-        # Idle again: two new workers wait (the spare starts once the dispatcher finds the queue empty).
-        deadline = time.monotonic() + 30
-        while runner._workers.spare is None:
-            assert time.monotonic() < deadline, "no spare was started once the queue was idle"
-            time.sleep(0.05)
-        assert runner.warm(timeout=120)
-        again = {runner._workers.next.pid, runner._workers.spare.pid}
-        assert len(again) == 2 and not again & set(waiting)
