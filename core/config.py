@@ -188,10 +188,10 @@ PRESETS = {
         "batch_size": 100, "epochs": 10, "seed": 0, "execution": "multi-step-loop", "train_subset": None, "hidden_units": 128,
         "precision": "float32", "xla": "auto",
     },
-    # Without a GPU, two runs to compare (plain model.fit, then the multi-step loop): about 10 s on a
-    # 2-core CPU from pressing Run while the two workers wait (core.worker.Workers), 16-19 s when pressed
-    # again at once (they start up first); the promise is under 30 s. The whole training set, so the
-    # multi-step loop's steady epochs still give the headline many calls on a fast CPU (core.compare).
+    # Without a GPU, two runs to compare (plain model.fit, then the multi-step loop): about 20 s on a
+    # 2-core CPU from pressing Run, the second run's worker start-up (~6 s) included; the promise is
+    # under 30 s. The whole training set, so the multi-step loop's steady epochs still give the
+    # headline many calls on a fast CPU (core.compare).
     "Quick demo": {
         "dataset": "fashion_mnist", "model": "mlp", "optimizer": "adam", "learning_rate": 0.001,
         "batch_size": 100, "epochs": 3, "seed": 0, "execution": "multi-step-loop", "train_subset": None, "hidden_units": 128,
