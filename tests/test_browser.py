@@ -147,14 +147,17 @@ def view(page: Page, name: str) -> None:
 def preset(page: Page, name: str) -> None:
     """Click a preset and wait until its Epochs shows, as a person would before pressing Run.
 
-    Known, not yet fixed: on a loaded machine a page sometimes went blank for seconds after the click, or its
-    number fields fell back to 0 ("epochs must be from 1 to 1000, not 0." says so and Run stays off), when the
-    click met a rerun the live fragment had started (Streamlit taking it for a page change). A person clicks
-    again; so does this, once, and says so in the log.
+    The click waits for the GPU check's answer (the sidebar stops saying "Checking for GPUs…"), whose
+    whole-page rerun would otherwise race it. Known, not yet fixed: on a loaded machine a page sometimes
+    went blank for seconds after the click, or its number fields fell back to 0 ("epochs must be from 1
+    to 1000, not 0." says so and Run stays off), when the click met a rerun the live fragment had started
+    (Streamlit taking it for a page change). A person clicks again; so does this, up to twice more, and
+    says in the log what the page showed each time.
     """
+    expect(page.get_by_text("Checking for GPUs…")).to_have_count(0, timeout=90_000)
     epochs = str(PRESETS[name]["epochs"])
     field = page.get_by_role("spinbutton", name="Epochs")
-    for attempt in (1, 2):
+    for attempt in (1, 2, 3):
         page.get_by_role("button", name=name).click(timeout=60_000)
         try:
             expect(field).to_have_value(epochs, timeout=20_000)
@@ -162,9 +165,12 @@ def preset(page: Page, name: str) -> None:
             expect(field).to_have_value(epochs, timeout=1_000)
             return
         except AssertionError:
-            if attempt == 2:
+            shown = field.input_value(timeout=2_000) if field.count() else "no Epochs field"
+            page.screenshot(path=ARTIFACTS / f"preset-{name.replace(' ', '-')}-attempt-{attempt}.png")
+            body = " ".join(page.locator("body").inner_text(timeout=5_000).split())[:600]
+            print(f"{name}, click {attempt}: Epochs showed {shown!r}, not {epochs}; the page said: {body}")
+            if attempt == 3:
                 raise
-            print(f"{name}: Epochs showed {field.input_value(timeout=5_000)!r}, not {epochs}; clicking it again")
 
 
 def click(page: Page, key: str) -> None:
