@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core import progress
+from core.results import utc_now
 
 
 @dataclass
@@ -30,6 +31,33 @@ class Job:
     stopped_by: str | None = None  # who asked to stop it ("this page", "the presenter", "Ctrl-C")
     settled: bool = False  # over, and every listener has seen "finished" (the store has its final state)
     in_progress: Any = None  # the epoch still training: its calls so far (core.results.EpochInProgress), live only
+    together: str | None = None  # a group whose jobs take turns side by side (core.turns), or None: alone
+
+    def fail(self) -> None:
+        """Mark the job failed with its listener's sentence (call it with the runner's lock held)."""
+        self.state = "failed"
+        self.error_text = self.failure
+        if self.result is not None and hasattr(self.result, "status"):
+            self.result.status, self.result.error = "failed", self.failure
+
+    def status(self, position: int | None) -> JobStatus:
+        """A snapshot (`position` in the queue while queued); call it with the runner's lock held."""
+        # A config may say how its progress is counted (SweepConfig: points); training counts epochs.
+        total = getattr(self.config, "progress_total", None) or getattr(self.config, "epochs", None)
+        return JobStatus(
+            run_id=self.run_id,
+            state=self.state,
+            position=position,
+            done=len(self.items),
+            total=total,
+            items=tuple(self.items),
+            result=self.result,
+            error=self.failure or getattr(self.result, "error", None) or self.error_text,
+            config=self.config,
+            unit=getattr(self.config, "progress_unit", "epoch"),
+            stopped_by=self.stopped_by,
+            in_progress=self.in_progress if self.state == "running" else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -67,3 +95,34 @@ def check_importable(kinds: dict[type, Any]) -> None:
             raise TypeError(
                 f"The job for {kind.__name__} must be a module-level function, so a worker process can import it."
             ) from None
+
+
+# -- how a job ended, from its worker's (or Ray node's) last word -------------------------------------
+def ending(job: Job, said: tuple, worker: Any) -> tuple[Any, str]:
+    """(result, state) from how a worker's or a Ray node's run ended: ("done", result, state, error text),
+    ("stopped",) (ended after the stop grace period), ("lost", sentence) (a Ray node died) or ("died",)."""
+    if said[0] == "done":
+        _, result, state, job.error_text = said
+        return result, state
+    if said[0] == "stopped":  # a step outlasted the grace period: the worker was ended
+        return ended_early(job, "cancelled", None), "cancelled"
+    if said[0] == "lost":  # the Ray node (or its actor) died mid-job: as a dead worker, named
+        return interrupted(job, said[1])
+    return interrupted(job, f"The worker process (pid {worker.pid}) {worker.how_it_ended()}")
+
+
+def interrupted(job: Job, what_happened: str) -> tuple[Any, str]:
+    """`interrupted`: what happened, when, and how many items were kept, as one sentence."""
+    unit = getattr(job.config, "progress_unit", "epoch")
+    when = f"after {unit} {len(job.items)}" if job.items else f"before its first {unit}"
+    sentence = f"{what_happened} {when}; {progress.plural(unit, len(job.items))} kept."
+    job.error_text = sentence
+    return ended_early(job, "interrupted", sentence), "interrupted"
+
+
+def ended_early(job: Job, status: str, error: str | None) -> Any:
+    """The last result the worker sent, marked as ended here (None if no item had arrived)."""
+    result = job.result
+    if result is not None and hasattr(result, "status"):
+        result.status, result.error, result.finished_at = status, error, utc_now()
+    return result

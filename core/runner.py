@@ -5,6 +5,10 @@ duplicates a run, and any session can find it again by its id. Jobs run in a wor
 (core.worker) that exits after its job, so this process's memory returns to its idle size; the
 next worker is started at once and waits with TensorFlow imported. Listeners (the store) run
 here, in this process, on the events the worker sends back: one writer for the history.
+
+A comparison's runs, submitted as a group (submit_group), start together and take turns epoch by
+epoch, each in its own worker (core.turns): still one training at a time, but both runs meet the
+same stretches of a machine's drift, so their ratio holds still.
 """
 
 from __future__ import annotations
@@ -16,15 +20,16 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from core import progress
-from core.jobs import Job, JobStatus, check_importable
-from core.results import EpochInProgress, utc_now
+from core.jobs import Job, JobStatus, check_importable, ending
+from core.results import EpochInProgress
+from core.turns import Turn, alternate
 from core.worker import STOP_GRACE_SECONDS, Worker
 
 # A job kind: a module-level function (it crosses to the worker by name) run(config, on_item(item,
 # result), should_stop() -> bool, run_id) -> result. Optional attributes: `admit(config)`, called
 # here at submit, raises to refuse a job before it is queued (a run too big for the memory free);
-# `warm_up()`, called by a fresh worker before it says it is ready (import TensorFlow). The caller
+# `warm_up()`, called by a fresh worker before it says it is ready (import TensorFlow); `fits_together(configs)`,
+# whether a group's runs fit in memory at once (they take turns, core.turns; else they run one after another). The caller
 # passes the kinds it wants (core.engine.kinds.JOB_KINDS); the runner imports no engine.
 JobKind = Callable[..., Any]
 __all__ = ["Job", "JobKind", "JobStatus", "Listener", "Runner"]
@@ -34,7 +39,7 @@ Listener = Callable[[str, Job, Any], None]
 
 
 class Runner:
-    """A queue, one dispatcher thread and one worker process at a time: jobs run strictly one after another."""
+    """A queue, one dispatcher thread and one training at a time: jobs run one after another, a group's taking turns."""
 
     def __init__(self, kinds: dict[type, JobKind]) -> None:
         check_importable(kinds)
@@ -42,7 +47,7 @@ class Runner:
         self._cond = threading.Condition()
         self._jobs: dict[str, Job] = {}
         self._queue: list[Job] = []
-        self._current: Job | None = None
+        self._running: list[Job] = []  # one job, or a group's jobs taking turns
         self._counter = itertools.count()
         self._listeners: list[Listener] = []
         self._closed = False
@@ -54,9 +59,8 @@ class Runner:
         """Stop the running job, drop the queue and end the worker (the Runner is unusable after)."""
         with self._cond:
             self._closed = True
-            for job in [self._current, *self._queue]:
-                if job is not None:
-                    job.stop.set()
+            for job in [*self._running, *self._queue]:
+                job.stop.set()
             self._cond.notify_all()
         self._dispatcher.join(STOP_GRACE_SECONDS + 15)
         self._worker.kill()
@@ -88,32 +92,35 @@ class Runner:
                 job.failure = sentence
             job.stop.set()  # a run whose epochs cannot be kept stops at its next step, not hours later
             if job.state not in ("queued", "running"):  # it had already finished: the final write failed
-                self._fail(job)
+                job.fail()
             self._cond.notify_all()
-
-    @staticmethod
-    def _fail(job: Job) -> None:
-        """Mark a job failed with its listener's sentence (called with the lock held)."""
-        job.state = "failed"
-        job.error_text = job.failure
-        if job.result is not None and hasattr(job.result, "status"):
-            job.result.status, job.result.error = "failed", job.failure
 
     # -- the public API --------------------------------------------------------
     def submit(self, config: Any, run_id: str | None = None) -> str:
         """Queue a job and return its id at once; its kind's admit(config) may refuse it first (nothing queued)."""
-        if type(config) not in self._kinds:
-            raise TypeError(f"the runner cannot run a {type(config).__name__}")
-        admit = getattr(self._kinds[type(config)], "admit", None)
-        if admit is not None:
-            admit(config)  # e.g. core.engine.memory.check: a run that cannot fit is refused, never stored
-        job = Job(run_id=run_id or uuid.uuid4().hex[:12], config=config, order=next(self._counter))
+        return self.submit_group([config], [run_id or uuid.uuid4().hex[:12]])[0]
+
+    def submit_group(self, configs: list[Any], run_ids: list[str]) -> list[str]:
+        """Queue jobs side by side: they take turns (core.turns) where their kind allows and memory holds them all
+        (local runs of one kind with fits_together), else one after another. admit() may refuse any: none queued."""
+        for config in configs:
+            if type(config) not in self._kinds:
+                raise TypeError(f"the runner cannot run a {type(config).__name__}")
+            admit = getattr(self._kinds[type(config)], "admit", None)
+            if admit is not None:
+                admit(config)  # e.g. core.engine.memory.check: a run that cannot fit is refused, never stored
+        fits = getattr(self._kinds[type(configs[0])], "fits_together", None)
+        local = not any(getattr(c, "node", None) for c in configs) and len({type(c) for c in configs}) == 1
+        together = run_ids[0] if len(configs) > 1 and local and fits is not None and fits(configs) else None
+        jobs = [Job(run_id=i, config=c, order=next(self._counter), together=together) for c, i in zip(configs, run_ids, strict=True)]  # fmt: skip
         with self._cond:
-            self._jobs[job.run_id] = job
-            self._queue.append(job)
+            for job in jobs:
+                self._jobs[job.run_id] = job
+                self._queue.append(job)
             self._cond.notify_all()
-        self._emit("submitted", job)
-        return job.run_id
+        for job in jobs:
+            self._emit("submitted", job)
+        return run_ids
 
     def cancel(self, run_id: str, by: str | None = None) -> bool:
         """Stop a running job (within a second or two) or drop a queued one; `by` says who asked. False if done."""
@@ -150,13 +157,12 @@ class Runner:
     def jobs(self) -> list[JobStatus]:
         """Running and queued jobs, in the order they will run."""
         with self._cond:
-            active = ([self._current] if self._current else []) + list(self._queue)
-            return [self._snapshot(j) for j in active]
+            return [self._snapshot(j) for j in [*self._running, *self._queue]]
 
     def current(self) -> JobStatus | None:
-        """The running job, if any."""
+        """The running job (the first of a group taking turns), if any."""
         with self._cond:
-            return self._snapshot(self._current) if self._current else None
+            return self._snapshot(self._running[0]) if self._running else None
 
     def wait(self, run_id: str, timeout: float | None = None) -> JobStatus | None:
         """Block until the job has finished and its listeners have seen it (or timeout); return its status."""
@@ -172,24 +178,7 @@ class Runner:
                 self._cond.wait(left)
 
     def _snapshot(self, job: Job) -> JobStatus:
-        position = self._queue.index(job) + 1 if job in self._queue else None
-        # A config may say how its progress is counted (SweepConfig: points); training counts epochs.
-        total = getattr(job.config, "progress_total", None) or getattr(job.config, "epochs", None)
-        error = job.failure or getattr(job.result, "error", None) or job.error_text
-        return JobStatus(
-            run_id=job.run_id,
-            state=job.state,
-            position=position,
-            done=len(job.items),
-            total=total,
-            items=tuple(job.items),
-            result=job.result,
-            error=error,
-            config=job.config,
-            unit=getattr(job.config, "progress_unit", "epoch"),
-            stopped_by=job.stopped_by,
-            in_progress=job.in_progress if job.state == "running" else None,
-        )
+        return job.status(self._queue.index(job) + 1 if job in self._queue else None)
 
     # -- the dispatcher: hands each job to a worker process and relays its events ------------
     def _work(self) -> None:
@@ -200,22 +189,33 @@ class Runner:
                 if self._closed:
                     return
                 job = self._queue.pop(0)
-                job.state = "running"
-                job.started_at = time.time()
-                self._current = job
+                group = [job] + ([j for j in self._queue if j.together == job.together] if job.together else [])
+                for member in group:
+                    if member is not job:
+                        self._queue.remove(member)
+                    member.state = "running"
+                    member.started_at = time.time()
+                self._running = list(group)
                 self._cond.notify_all()
-            self._emit("started", job)
-            result, state = self._run_in_worker(job)
-            with self._cond:
-                job.result = result
-                job.state = state
-                job.finished_at = time.time()
-                if job.failure is not None:  # stopped because a listener failed: failed, not cancelled
-                    self._fail(job)
-                self._current = None
-                self._cond.notify_all()
-            self._emit("finished", job)
-            self._settle(job)
+            for member in group:
+                self._emit("started", member)
+            if len(group) > 1:
+                self._run_together(group)
+            else:
+                self._finish(job, *self._run_in_worker(job))
+
+    def _finish(self, job: Job, result: Any, state: str) -> None:
+        """A job has ended (result, state): record it, tell the listeners, then let wait() return."""
+        with self._cond:
+            job.result = result
+            job.state = state
+            job.finished_at = time.time()
+            if job.failure is not None:  # stopped because a listener failed: failed, not cancelled
+                job.fail()
+            self._running.remove(job)
+            self._cond.notify_all()
+        self._emit("finished", job)
+        self._settle(job)
 
     def _settle(self, job: Job) -> None:
         # wait() returns only now, so a caller that reads the store next finds the job's final state there.
@@ -246,53 +246,53 @@ class Runner:
         if getattr(job.config, "node", None):  # a Ray node's job: Ray is imported only now
             from core.cluster import remote
 
-            return self._ending(job, remote.run(kind, job.config, job.run_id, job.stop.is_set, self._relay(job)), None)
-        worker = self._worker
-        if not worker.wait_ready():
-            # It died while importing (e.g. killed): one fresh try, so a queued job is not lost to it.
-            worker.close()
-            worker = self._worker = Worker(self._kinds.values())
-            if not worker.wait_ready():
-                return self._worker_ended(job, worker)
+            return ending(job, remote.run(kind, job.config, job.run_id, job.stop.is_set, self._relay(job)), None)
+        worker = self._ready(self._worker)
+        if not worker.ready:
+            return ending(job, ("died",), worker)
         try:
-            ending = worker.run(kind, job.config, job.run_id, job.stop, self._relay(job))
+            said = worker.run(kind, job.config, job.run_id, job.stop, self._relay(job))
         finally:
             self._next_worker(worker)
-        return self._ending(job, ending, worker)
+        return ending(job, said, worker)
 
-    def _ending(self, job: Job, ending: tuple, worker: Worker | None) -> tuple[Any, str]:
-        """(result, state) from how a worker's or a Ray node's run ended."""
-        if ending[0] == "done":
-            _, result, state, job.error_text = ending
-            return result, state
-        if ending[0] == "stopped":  # a step outlasted the grace period: the worker was ended
-            return self._ended_early(job, "cancelled", None), "cancelled"
-        if ending[0] == "lost":  # the Ray node (or its actor) died mid-job: as a dead worker, named
-            return self._interrupted(job, ending[1])
-        return self._worker_ended(job, worker)
+    def _ready(self, worker: Worker) -> Worker:
+        """`worker` once it is ready, or a fresh one if it died while importing (e.g. killed): one try, so a queued
+        job is not lost to it. The waiting worker's replacement becomes the waiting worker."""
+        if worker.wait_ready():
+            return worker
+        worker.close()
+        fresh = Worker(self._kinds.values())
+        if self._worker is worker:
+            self._worker = fresh
+        fresh.wait_ready()
+        return fresh
+
+    def _run_together(self, group: list[Job]) -> None:
+        """A group's jobs, each in a worker of its own (the waiting one, then fresh ones, all ready before any
+        starts: a worker importing TensorFlow would slow a run being timed), taking turns (core.turns)."""
+        workers = [self._ready(self._worker)] + [self._ready(Worker(self._kinds.values())) for _ in group[1:]]
+        turns = [
+            Turn(w, self._kinds[type(j.config)], j.config, j.run_id, j.stop, self._relay(j))
+            for j, w in zip(group, workers, strict=True)
+        ]
+
+        def on_end(turn: Turn) -> None:
+            job = group[turns.index(turn)]
+            turn.worker.close()  # its memory goes back now, not when the last of the group ends
+            self._finish(job, *ending(job, turn.ending, turn.worker))
+
+        try:
+            alternate([t for t in turns if t.worker.ready], on_end)
+            for turn in turns:
+                if not turn.worker.ready:
+                    turn.ending = ("died",)
+                    on_end(turn)
+        finally:
+            self._next_worker(workers[0])
 
     def _next_worker(self, finished: Worker) -> None:
         # The finished worker exits (its memory goes back); the next one starts importing at once.
         finished.close()
         if self._worker is finished and not self._closed:
             self._worker = Worker(self._kinds.values())
-
-    def _worker_ended(self, job: Job, worker: Worker) -> tuple[Any, str]:
-        """The worker died mid-job (killed, out of memory): `interrupted`, with one sentence and the items kept."""
-        return self._interrupted(job, f"The worker process (pid {worker.pid}) {worker.how_it_ended()}")
-
-    def _interrupted(self, job: Job, what_happened: str) -> tuple[Any, str]:
-        """`interrupted`: what happened, when, and how many items were kept, as one sentence."""
-        unit = getattr(job.config, "progress_unit", "epoch")
-        when = f"after {unit} {len(job.items)}" if job.items else f"before its first {unit}"
-        sentence = f"{what_happened} {when}; {progress.plural(unit, len(job.items))} kept."
-        job.error_text = sentence
-        return self._ended_early(job, "interrupted", sentence), "interrupted"
-
-    @staticmethod
-    def _ended_early(job: Job, status: str, error: str | None) -> Any:
-        """The last result the worker sent, marked as ended here (None if no item had arrived)."""
-        result = job.result
-        if result is not None and hasattr(result, "status"):
-            result.status, result.error, result.finished_at = status, error, utc_now()
-        return result

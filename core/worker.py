@@ -13,9 +13,12 @@ Connection (a socketpair, pickled messages). Job functions and configs cross it 
 a job kind must be a module-level function.
 
 Messages, parent -> worker: ("path", sys.path), ("kinds", [job functions]), then ("job", function,
-config, run_id) or ("exit",), and ("stop",) at any time during the job.
+config, run_id, turns) or ("exit",), and ("stop",) at any time during the job; with turns, ("go",) grants a turn.
 Worker -> parent: ("ready", pid), then ("item", item, result so far) per epoch or point, then
-("done", result, state, error text).
+("done", result, state, error text); with turns, ("turn",) before each part of the job that must run alone.
+
+Turns (core.turns): the runs of one comparison run side by side in workers of their own and take turns, so
+each is timed while the other waits (idle, blocked on a pipe), minutes of a machine's drift hitting both alike.
 """
 
 from __future__ import annotations
@@ -70,9 +73,13 @@ class Worker:
                     return False
             return self.ready
 
-    def start(self, job: Callable[..., Any], config: Any, run_id: str) -> None:
-        """Hand the worker its one job (raises OSError if it has died)."""
-        self.conn.send(("job", job, config, run_id))
+    def start(self, job: Callable[..., Any], config: Any, run_id: str, turns: bool = False) -> None:
+        """Hand the worker its one job (raises OSError if it has died); with turns, it waits for go() at each turn."""
+        self.conn.send(("job", job, config, run_id, turns))
+
+    def go(self) -> None:
+        """Grant the worker its turn: it has sent ("turn",) and waits for this."""
+        self.conn.send(("go",))
 
     def run(self, job: Callable[..., Any], config: Any, run_id: str, stop: threading.Event, on_item) -> tuple:
         """Run one job here, calling on_item(item, result) per message: ("done", result, state, error text), or
@@ -158,16 +165,20 @@ def _serve(conn: Connection) -> None:
     message = conn.recv()
     if message[0] != "job":
         return
-    _, job, config, run_id = message
-    stop = threading.Event()
+    _, job, config, run_id, turns = message
+    stop, go = threading.Event(), threading.Event()
 
     def listen() -> None:
         while True:
             try:
-                if conn.recv()[0] == "stop":
-                    stop.set()
+                said = conn.recv()[0]
             except (EOFError, OSError):
                 os._exit(1)  # the parent has gone: nobody will ever read this job's result
+            if said == "stop":
+                stop.set()
+                go.set()  # a job waiting for its turn wakes, to stop
+            elif said == "go":
+                go.set()
 
     threading.Thread(target=listen, name="stop-listener", daemon=True).start()
 
@@ -177,9 +188,18 @@ def _serve(conn: Connection) -> None:
         with sending:
             conn.send(("item", item, result))
 
+    def take_turn() -> None:
+        """Block until the parent says go (or stop): the job's next part then runs while the others wait."""
+        go.clear()
+        if stop.is_set():
+            return
+        with sending:
+            conn.send(("turn",))
+        go.wait()
+
     error_text = None
     try:
-        result = job(config, on_item, stop.is_set, run_id)
+        result = job(config, on_item, stop.is_set, run_id, **({"take_turn": take_turn} if turns else {}))
         state = getattr(result, "status", "completed")
     except Exception as err:  # noqa: BLE001 - job functions should not raise; say it rather than die
         result, state, error_text = None, "failed", f"{type(err).__name__}: {err}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 
 from core import progress
 from core.config import TrainConfig
@@ -20,9 +21,9 @@ ACTIVE = ("queued", "running")
 
 
 def submit_group(runner: Runner, configs: Sequence[object]) -> list[str]:
-    """Queue configs one after another as one group; return their run ids."""
+    """Queue configs as one group (a comparison's runs take turns epoch by epoch: core.turns); return their ids."""
     group = uuid.uuid4().hex[:8]
-    return [runner.submit(c, run_id=f"{group}-{i}") for i, c in enumerate(configs, 1)]
+    return runner.submit_group(list(configs), [f"{group}-{i}" for i, _ in enumerate(configs, 1)])
 
 
 def group_ids(runner: Runner, run_id: str) -> list[str]:
@@ -121,6 +122,10 @@ def queue_line(jobs: Sequence[JobStatus], mine: set[str]) -> str:
     def named(job: JobStatus) -> str:
         return doing(job) + (" (this page)" if job.run_id in mine else "")
 
-    now = [f"now: {named(j)}" for j in jobs if j.state == "running"]
+    running = [j for j in jobs if j.state == "running"]
+    now = [f"now: {named(j)}" for j in running]
+    if len(running) > 1:  # a comparison's runs taking turns (core.turns): what they train once, not each progress
+        what = "; ".join(dict.fromkeys(doing(replace(j, state="queued")) for j in running))
+        now = [f"now, {len(running)} runs taking turns: {what}" + (" (this page)" if running[0].run_id in mine else "")]
     waiting = [f"{j.position}. {named(j)}" for j in jobs if j.state == "queued"]
     return "Queue — " + "  ·  ".join(now + ([f"waiting: {', '.join(waiting)}"] if waiting else []))

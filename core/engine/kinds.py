@@ -34,11 +34,13 @@ def warm_up() -> None:
     train(TrainConfig(dataset="synthetic", train_subset=MIN_SUBSET, batch_size=MIN_SUBSET // 2, epochs=1))
 
 
-def _train(config: TrainConfig, on_item, should_stop, run_id: str):
+def _train(config: TrainConfig, on_item, should_stop, run_id: str, take_turn=None):
     # An epoch in progress goes the same way as a finished one, without the result (the epoch is not in it yet).
+    # take_turn: given when the runs of a comparison take turns (core.turns), each epoch timed while the others wait.
     return train(
-        config, on_epoch=on_item, should_stop=should_stop, run_id=run_id, on_progress=lambda p: on_item(p, None)
-    )
+        config, on_epoch=on_item, should_stop=should_stop, run_id=run_id, on_progress=lambda p: on_item(p, None),
+        take_turn=take_turn,
+    )  # fmt: skip
 
 
 def _sweep(config: SweepConfig, on_item, should_stop, run_id: str):
@@ -48,6 +50,8 @@ def _sweep(config: SweepConfig, on_item, should_stop, run_id: str):
 for _job in (_train, _sweep):
     _job.admit = memory.check
     _job.warm_up = warm_up
+# Its runs may take turns epoch by epoch (core.turns) where memory holds them all at once; a sweep runs alone.
+_train.fits_together = memory.fits_together
 
 # config type -> job(config, on_item(item, result), should_stop() -> bool, run_id) -> result; an item may also be
 # an EpochInProgress (result None): the runner keeps it for the page, the store never sees it.

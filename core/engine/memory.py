@@ -38,6 +38,8 @@ ACTIVATION_FACTOR = 2.5
 OPTIMIZER_SLOTS = {"sgd": 0, "adam": 2}
 GIB = 2**30
 MEMINFO = Path("/proc/meminfo")  # Linux's account of free memory (MemAvailable)
+# A second worker's own working set (TensorFlow, Keras and the cached Fashion-MNIST), measured: 1.55 GB RSS idle.
+WORKER_BYTES = int(1.6e9)
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,22 @@ def check(config: TrainConfig | SweepConfig) -> None:
                     f"This run's data needs about {_gib(need.host)} of host memory, but only {_gib(ram)} is free; "
                     "try a smaller training subset.",
                 )
+
+
+def fits_together(configs: list[TrainConfig]) -> bool:
+    """Whether the runs can all be held at once (they take turns, each in a worker of its own, core.turns).
+
+    Host memory must hold every run's peak plus one more worker's working set per run after the first
+    (free memory is read while one idle worker is already up); each GPU, its runs' peaks. Unknown: yes.
+    """
+    host, per_gpu = (len(configs) - 1) * WORKER_BYTES, {}
+    for config in configs:
+        need = estimate(config)
+        host += need.total if _is_cpu(config.device) else need.host
+        if not _is_cpu(config.device):
+            per_gpu[config.device] = per_gpu.get(config.device, 0) + need.total
+    places = [(available_ram(), host)] + [(available(device), need) for device, need in per_gpu.items()]
+    return all(free is None or need <= free for free, need in places)
 
 
 def _batch(config: TrainConfig | SweepConfig) -> int:

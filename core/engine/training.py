@@ -38,13 +38,22 @@ def train(
     should_stop: StopCheck | None = None,
     run_id: str | None = None,
     on_progress: ProgressCallback | None = None,
+    take_turn: Callable[[], None] | None = None,
 ) -> RunResult:
     """Train a fresh model on config.device; never raises for a training failure.
 
     on_epoch(metrics, result) after each finished epoch; on_progress(EpochInProgress) during one, at most
-    every PROGRESS_SECONDS; should_stop() is asked between calls of the step loop.
+    every PROGRESS_SECONDS; should_stop() is asked between calls of the step loop. take_turn() (core.turns),
+    when given, blocks until this run may go on alone: before the setup (data, peak, floor) and before each epoch.
     """
     stop = should_stop or never_stop
+
+    def turn() -> None:
+        if take_turn is not None:
+            take_turn()
+            if stop():  # stopped while it waited
+                raise Cancelled
+
     result = RunResult(
         config=config.to_dict(), host={}, device={"requested": config.device}, started_at=utc_now(), run_id=run_id
     )
@@ -53,6 +62,7 @@ def train(
         t = tf()
         import keras
 
+        turn()
         result.host = devices.host_info().to_dict()
         tf_device = devices.resolve(config.device)
         result.device.update(tf_device=tf_device, name=devices.describe(config.device), label=config.device.upper())
@@ -93,6 +103,7 @@ def train(
             most_points = timeline.points_per_epoch(config.epochs)
             seconds_before, samples_before = 0.0, 0
             for epoch in range(1, config.epochs + 1):
+                turn()
                 engine.prepare_epoch()
                 began_training = time.perf_counter()
                 calls_so_far = functools.partial(
