@@ -31,8 +31,7 @@ def main() -> None:
     # A subheader, not a title: on a 1280x720 projector the view's own content gets the height.
     st.subheader("TensorFlow training: CPU vs GPU, live", anchor=False)
     st.caption(
-        "The same model, data, seed and batches in each run. Epoch 1 includes tracing and compilation; "
-        "speed compares seconds per step after it."
+        "Same model, data, seed and batches in every run; speed compares seconds per step after epoch 1 (it compiles)."
     )
     watcher.queue_ui()
     page.run()
