@@ -1,9 +1,11 @@
 """Benchmark: does the Quick demo's headline (core.compare.speedup) repeat from run to run on this machine?
 
 Runs the Quick demo without a GPU REPEATS times the way the dashboard does: one Runner (the server's),
-each run in a fresh worker process (core.worker), the two runs of a press one after the other (plain
-model.fit as the baseline, then the multi-step loop: core.probe's fit:cpu mode), each stored in a
-throwaway history as the page stores it. For each press it prints the headline (ratio of median
+each run in a fresh worker process (core.worker), the two runs of a press submitted as one group, so
+they take turns epoch by epoch (core.turns; plain model.fit as the baseline, and the multi-step loop:
+core.probe's fit:cpu mode), each stored in a throwaway history as the page stores it. With
+--also-one-after-another, each press is followed by one whose runs go one after the other (as before
+they took turns): the reference, measured in the same session. For each press it prints the headline (ratio of median
 steady-state step times, its 90 % bootstrap interval and how many measurements it rests on), each
 side's median step, and the ratio of median steady epochs (the reference, measured in the same runs);
 then, for each, the spread over the presses: max/min and the largest departure from their median. The
@@ -15,6 +17,7 @@ goal is within ±15 %.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -39,6 +42,10 @@ def main() -> None:
         "--epochs", type=int, help="instead of the preset's (an experiment: is a longer demo steadier?)"
     )
     parser.add_argument("--train-subset", type=int, help="instead of the preset's; 0 = the whole training set")
+    parser.add_argument("--dump", help="write each press's steady step times (JSON) here, to try other estimators")
+    parser.add_argument(
+        "--also-one-after-another", action="store_true", help="after each press, one whose runs do not take turns"
+    )
     args = parser.parse_args()
 
     from core import compare
@@ -54,31 +61,47 @@ def main() -> None:
     if args.train_subset is not None:
         preset["train_subset"] = args.train_subset or None
     configs = [TrainConfig(**{**preset, "execution": e}) for e in ("keras-fit", "multi-step-loop")]
-    headlines, references = [], []
+    ways = {"taking turns": True} | ({"one after another": False} if args.also_one_after_another else {})
+    dumped: list[dict] = []
+    headlines: dict[str, list[float]] = {way: [] for way in ways}
+    references: dict[str, list[float]] = {way: [] for way in ways}
     with tempfile.TemporaryDirectory() as tmp, Runner(JOB_KINDS) as runner:
         attach(runner, Store(Path(tmp) / "runs.sqlite3"))
         runner.warm()
         for i in range(args.repeats):
-            began = time.perf_counter()
-            base, other = (runner.wait(run_id).result for run_id in [runner.submit(c) for c in configs])
-            for run in (base, other):
-                if run is None or run.status != "completed":
-                    raise SystemExit(f"repeat {i + 1}: a run did not complete: {run and run.error}")
-            found = compare.speedup(base, other)
-            if found is None:
-                raise SystemExit(f"repeat {i + 1}: fewer than {compare.MIN_CALLS} steady measurements on a side")
-            reference = epoch_speedup(base, other)
-            headlines.append(found.ratio)
-            references.append(reference)
-            print(
-                f"repeat {i + 1}: headline {found.ratio:.2f}x ({found.low:.2f}-{found.high:.2f} over {found.count}"
-                f" measurements) | median step {compare.median_step_seconds(base) * 1e3:.3f} ms plain fit,"
-                f" {compare.median_step_seconds(other) * 1e3:.3f} ms multi-step loop"
-                f" | median steady epochs {reference:.2f}x | {time.perf_counter() - began:.0f} s from submit",
-                flush=True,
-            )
-    print(f"headline (median step times): {spread(headlines)}")
-    print(f"reference (median steady epochs): {spread(references)}")
+            for way, together in ways.items():
+                began = time.perf_counter()
+                ids = [f"p{i}{together}-1", f"p{i}{together}-2"]
+                if together:
+                    runner.submit_group(configs, ids)
+                else:
+                    for config, run_id in zip(configs, ids, strict=True):
+                        runner.submit(config, run_id)
+                base, other = (runner.wait(run_id).result for run_id in ids)
+                for run in (base, other):
+                    if run is None or run.status != "completed":
+                        raise SystemExit(f"repeat {i + 1}: a run did not complete: {run and run.error}")
+                found = compare.speedup(base, other)
+                if found is None:
+                    raise SystemExit(f"repeat {i + 1}: fewer than {compare.MIN_CALLS} steady measurements on a side")
+                reference = epoch_speedup(base, other)
+                headlines[way].append(found.ratio)
+                dumped.append(
+                    {"way": way, **{n: compare.steady_step_seconds(r) for n, r in (("fit", base), ("loop", other))}}
+                )
+                references[way].append(reference)
+                print(
+                    f"repeat {i + 1}, {way}: headline {found.ratio:.2f}x ({found.low:.2f}-{found.high:.2f} over"
+                    f" {found.count} measurements) | median step {compare.median_step_seconds(base) * 1e3:.3f} ms"
+                    f" plain fit, {compare.median_step_seconds(other) * 1e3:.3f} ms multi-step loop"
+                    f" | median steady epochs {reference:.2f}x | {time.perf_counter() - began:.0f} s from submit",
+                    flush=True,
+                )
+    if args.dump:
+        Path(args.dump).write_text(json.dumps(dumped))
+    for way in ways:
+        print(f"{way}: headline (median step times): {spread(headlines[way])}")
+        print(f"{way}: reference (median steady epochs): {spread(references[way])}")
 
 
 if __name__ == "__main__":
