@@ -8,7 +8,7 @@ here, in this process, on the events the worker sends back: one writer for the h
 
 A comparison's runs, submitted as a group (submit_group), start together and take turns epoch by
 epoch, each in its own worker (core.turns): still one training at a time, but both runs meet the
-same stretches of a machine's drift, so their ratio holds still.
+same stretches of a machine's drift (a laptop heating up), not one stretch each.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """The runs of one comparison take turns: each in a worker of its own, one part at a time, round-robin.
 
-Why: a comparison's headline is the ratio of two runs' speeds, and a shared machine (a laptop's
-turbo, a VM's neighbours) drifts by tens of percent over seconds to minutes. Run one after the other,
-the first run meets one stretch of that drift and the second another, and the ratio moves with it
-(the Quick demo's headline spread ±20-23% over five presses here). Taking turns epoch by epoch, both
-meet the same stretches: like an A/B benchmark's ABAB order.
+Why: a comparison's headline is the ratio of two runs' speeds, and a machine's speed drifts: a laptop
+heats up and throttles over a minute of load, a VM's neighbours come and go. Run one after the other,
+the first run meets one stretch of that drift and the second another, and the ratio moves with it.
+Taking turns epoch by epoch, both meet the same stretches, as an A/B benchmark's ABAB order does.
+What it cannot remove is noise faster than an epoch that hits two workloads differently: on the 2-core
+VM this was built on, the Quick demo's headline spread over five presses was ±10-20% either way
+(bench/headline_stability.py --also-one-after-another).
 
 Each run is still timed alone: the workers not holding the turn are blocked on their pipe, idle, and
 the data loading, peak and floor measurements are a turn of their own (core.engine.training). Stop is
