@@ -18,12 +18,16 @@ from ui import charts, learned, views
 X_AXES = {"clock": "Training seconds (the race)", "epoch": "Epoch"}
 MEASURED = (
     "Measured: seconds per optimizer step in each call of the step loop after epoch 1 (about 0.2 s each); "
-    "the range is a 90% bootstrap interval of the ratio of the medians."
+    "the range is a 90% bootstrap interval of the ratio of the medians, from these runs' calls only: how much a "
+    "busy or shared machine moves it between presses is not in it (press Run again to see)."
 )
 MEASURED_HELP = (
     "Epoch 1 is left out: it includes tracing and compiling. For model.fit, each epoch's set-up (building "
     "its data pipeline) happens outside those calls, so it is not in the ratio; the seconds-per-epoch chart "
-    "includes it. A run stored before per-call points were recorded is compared by its median epoch (2 and later)."
+    "includes it. A comparison's runs take turns epoch by epoch, each timed alone, so drift slower than an "
+    "epoch (a laptop heating up) slows both alike; faster noise can hit the two differently (on the 2-core VM "
+    "this was built on, five presses of the Quick demo spread by ±10-20%). A run stored before per-call points "
+    "were recorded is compared by its median epoch (2 and later)."
 )
 
 
