@@ -271,7 +271,8 @@ class Runner:
     def _run_together(self, group: list[Job]) -> None:
         """A group's jobs, each in a worker of its own (the waiting one, then fresh ones, all ready before any
         starts: a worker importing TensorFlow would slow a run being timed), taking turns (core.turns)."""
-        workers = [self._ready(self._worker)] + [self._ready(Worker(self._kinds.values())) for _ in group[1:]]
+        fresh = [Worker(self._kinds.values()) for _ in group[1:]]  # all importing at once, before any is waited for
+        workers = [self._ready(w) for w in [self._worker, *fresh]]
         turns = [
             Turn(w, self._kinds[type(j.config)], j.config, j.run_id, j.stop, self._relay(j))
             for j, w in zip(group, workers, strict=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
 
 from core import progress
 from core.config import TrainConfig
@@ -60,15 +59,16 @@ def moved(s: JobStatus, every: float) -> int:
     return int(calls[-1].seconds // every) if calls else 0
 
 
-def doing(job: JobStatus) -> str:
-    """'training softmax on CPU, epoch 3 of 10', 'sweeping mlp on CPU, GPU, point 2 of 6'; no progress while queued."""
+def doing(job: JobStatus, progress_words: bool = True) -> str:
+    """'training softmax on CPU, epoch 3 of 10', 'sweeping mlp on CPU, GPU, point 2 of 6'; no progress while queued
+    (nor without progress_words)."""
     config = job.config
     if isinstance(config, TrainConfig):
         what = f"training {config.model} on {config.device.upper()}"
     else:
         devices = ", ".join(d.upper() for d in getattr(config, "devices", ()))
         what = f"sweeping {getattr(config, 'model', '?')} on {devices}"
-    if job.state == "running":
+    if job.state == "running" and progress_words:
         return f"{what}, {progress.in_progress(job.unit, job.done, job.total)}"
     return what
 
@@ -125,7 +125,7 @@ def queue_line(jobs: Sequence[JobStatus], mine: set[str]) -> str:
     running = [j for j in jobs if j.state == "running"]
     now = [f"now: {named(j)}" for j in running]
     if len(running) > 1:  # a comparison's runs taking turns (core.turns): what they train once, not each progress
-        what = "; ".join(dict.fromkeys(doing(replace(j, state="queued")) for j in running))
+        what = "; ".join(dict.fromkeys(doing(j, progress_words=False) for j in running))
         now = [f"now, {len(running)} runs taking turns: {what}" + (" (this page)" if running[0].run_id in mine else "")]
     waiting = [f"{j.position}. {named(j)}" for j in jobs if j.state == "queued"]
     return "Queue — " + "  ·  ".join(now + ([f"waiting: {', '.join(waiting)}"] if waiting else []))
