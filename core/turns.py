@@ -4,9 +4,10 @@ Why: a comparison's headline is the ratio of two runs' speeds, and a machine's s
 heats up and throttles over a minute of load, a VM's neighbours come and go. Run one after the other,
 the first run meets one stretch of that drift and the second another, and the ratio moves with it.
 Taking turns epoch by epoch, both meet the same stretches, as an A/B benchmark's ABAB order does.
-What it cannot remove is noise faster than an epoch that hits two workloads differently: on the 2-core
-VM this was built on, the Quick demo's headline spread over five presses was ±10-20% either way
-(bench/headline_stability.py --also-one-after-another).
+What it cannot remove is noise that hits two workloads differently: on the 2-core VM this was built
+on, each epoch of the multi-step loop runs at a pace of its own, so a headline from two steady epochs
+spread over five presses by ±10-20% either way, taking turns or not (bench/headline_stability.py
+--also-one-after-another). The Quick demo now has five steady epochs (core.config): ±5-13%.
 
 Each run is still timed alone: the workers not holding the turn are blocked on their pipe, idle, and
 the data loading, peak and floor measurements are a turn of their own (core.engine.training). Stop is

@@ -21,7 +21,7 @@ from PIL import Image as PILImage
 from streamlit.testing.v1 import AppTest
 
 from core import compare, probe, snippet
-from core.config import ConfigError, TrainConfig
+from core.config import PRESETS, ConfigError, TrainConfig
 from core.engine import data
 from core.engine.devices import GPU_ADVICE
 from tests.conftest import ROOT, require
@@ -131,7 +131,7 @@ print(json.dumps({"first": first, "after": after}))
 
 def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cpu(at, fashion_mnist):
     at.button(key="preset_Quick demo").click().run()
-    assert at.session_state["model"] == "mlp" and at.session_state["epochs"] == 3
+    assert at.session_state["model"] == "mlp" and at.session_state["epochs"] == PRESETS["Quick demo"]["epochs"]
     # No GPU here: the demo still compares two runs, plain model.fit first (the baseline).
     assert at.session_state["mode"] == "fit:cpu"
     at.button(key="run").click().run()
@@ -162,7 +162,7 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
         mine = [r for r in race_rows if r["series"] == name]
         assert len([r for r in mine if r["kind"] == "train"]) == sum(len(e.calls) for e in result.epochs) > epochs
         test = [r for r in mine if r["kind"] == "test"]
-        # An MLP on 60,000 Fashion-MNIST images: well above chance (10%) after one epoch.
+        # An MLP on 30,000 Fashion-MNIST images: well above chance (10%) after one epoch.
         assert len(test) == epochs and min(r["accuracy"] for r in test) > 0.6
         times = [r["seconds"] for r in mine]  # in time order (calls record 4 decimals): a race
         assert all(b >= a - 1e-3 for a, b in zip(times, times[1:], strict=False)) and times[-1] > times[0]

@@ -36,6 +36,7 @@ ARTIFACTS = ROOT / "artifacts"
 VIEWPORT = {"width": 1600, "height": 1496}
 PROJECTOR = {"width": 1280, "height": 720}  # what a meetup's audience sees: screenshots of each view at this size
 # The Quick demo's device mode without a GPU: plain model.fit against the multi-step loop, on the CPU.
+DEMO_EPOCHS = PRESETS["Quick demo"]["epochs"]
 FIT_CPU = next(m.label for m in probe.modes(probe.Probe(probe.READY)) if m.key == "fit:cpu")
 RUNNING = '[data-testid="stStatusWidget"]'  # the "running" indicator, present only while the script runs
 
@@ -207,8 +208,8 @@ def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, 
     expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
     click(page, "run")
 
-    expect(status(page)).to_contain_text("CPU (multi-step loop, XLA): done, 3 epochs", timeout=120_000)
-    expect(status(page)).to_contain_text("CPU (plain fit): done, 3 epochs")
+    expect(status(page)).to_contain_text(f"CPU (multi-step loop, XLA): done, {DEMO_EPOCHS} epochs", timeout=120_000)
+    expect(status(page)).to_contain_text(f"CPU (plain fit): done, {DEMO_EPOCHS} epochs")
     charts = page.locator('.st-key-run_charts [data-testid="stVegaLiteChart"]:visible')
     expect(charts).to_have_count(2, timeout=30_000)
     for i in range(2):
@@ -244,8 +245,8 @@ def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, 
         page.screenshot(path=ARTIFACTS / f"720p-{name.lower()}.png")
     view(page, "Train")
     # The settings survive the trip: still the Quick demo's, and the runs still shown.
-    expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value("3", timeout=10_000)
-    expect(status(page)).to_contain_text("CPU (multi-step loop, XLA): done, 3 epochs")
+    expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value(str(DEMO_EPOCHS), timeout=10_000)
+    expect(status(page)).to_contain_text(f"CPU (multi-step loop, XLA): done, {DEMO_EPOCHS} epochs")
     assert page.locator('[data-testid="stException"]').count() == 0
     assert errors == []
     page.close()
@@ -283,7 +284,7 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     expect(presenter.locator('.st-key-run_charts [data-testid="stVegaLiteChart"]:visible')).to_have_count(2)
 
     # The waiting session runs as soon as the runner is free.
-    expect(status(viewer)).to_contain_text("CPU (multi-step loop, XLA): done, 3 epochs", timeout=120_000)
+    expect(status(viewer)).to_contain_text(f"CPU (multi-step loop, XLA): done, {DEMO_EPOCHS} epochs", timeout=120_000)
     for page in (presenter, viewer):
         assert page.locator('[data-testid="stException"]').count() == 0
     assert presenter_errors == [] and viewer_errors == []
@@ -335,8 +336,8 @@ def test_a_two_value_precision_comparison_runs_side_by_side(server, browser, fas
     wait_until_idle(page)
     expect(page.locator(".st-key-axis_choices")).to_contain_text("mixed_bfloat16", timeout=10_000)
     click(page, "run")
-    expect(status(page)).to_contain_text("CPU (mixed_bfloat16): done, 3 epochs", timeout=180_000)
-    expect(status(page)).to_contain_text("CPU (float32): done, 3 epochs")
+    expect(status(page)).to_contain_text(f"CPU (mixed_bfloat16): done, {DEMO_EPOCHS} epochs", timeout=180_000)
+    expect(status(page)).to_contain_text(f"CPU (float32): done, {DEMO_EPOCHS} epochs")
     charts = page.locator('.st-key-run_charts [data-testid="stVegaLiteChart"]:visible')
     expect(charts).to_have_count(2, timeout=30_000)
     expect(

@@ -10,6 +10,7 @@ from playwright.sync_api import Page, expect
 
 from tests.test_browser import (  # noqa: F401
     ARTIFACTS,
+    DEMO_EPOCHS,
     FIT_CPU,
     browser,
     click,
@@ -83,7 +84,7 @@ def test_during_a_run_the_status_and_both_charts_fit_a_projector_and_nothing_is_
     # Streamlit's own header Stop (it stops only the script, freezing the page) is not there to press.
     assert page.locator('[data-testid="stStatusWidget"] button:visible').count() == 0
 
-    expect(status(page)).to_contain_text("CPU (multi-step loop, XLA): done, 3 epochs", timeout=120_000)
+    expect(status(page)).to_contain_text(f"CPU (multi-step loop, XLA): done, {DEMO_EPOCHS} epochs", timeout=120_000)
     wait_until_idle(page)
     page.get_by_text("Show code: reproduce these settings").click()
     for name, size in SIZES.items():

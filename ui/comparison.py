@@ -26,7 +26,7 @@ MEASURED_HELP = (
     "its data pipeline) happens outside those calls, so it is not in the ratio; the seconds-per-epoch chart "
     "includes it. A comparison's runs take turns epoch by epoch, each timed alone, so drift slower than an "
     "epoch (a laptop heating up) slows both alike; faster noise can hit the two differently (on the 2-core VM "
-    "this was built on, five presses of the Quick demo spread by ±10-20%). A run stored before per-call points "
+    "this was built on, five presses of the Quick demo spread by ±5-13%). A run stored before per-call points "
     "were recorded is compared by its median epoch (2 and later)."
 )
 
