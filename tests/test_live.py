@@ -122,3 +122,21 @@ def test_a_sweep_in_the_queue_says_what_it_is_doing():
     )
     # No words of its own: the status line beside it carries the one count ("point 2 of 3").
     assert live.progress_bar([status]) == ("", pytest.approx(1 / 3))
+
+
+def test_a_page_redraws_at_once_when_a_job_starts_or_ends_but_epochs_at_most_every_redraw_s():
+    from ui.watcher import REDRAW_S, should_redraw
+
+    # Snapshot.progress(): (run_id, state, epochs done, REDRAW_S steps moved in the epoch) of each job shown.
+    drawn = (("a", "running", 1, 0), ("b", "running", 1, 0))
+    landed = (("a", "running", 2, 0), ("b", "running", 1, 0))
+    assert not should_redraw(drawn, drawn, drawn_at=0.0, now=100.0)  # nothing new: never
+    assert not should_redraw(landed, drawn, drawn_at=10.0, now=10.0 + REDRAW_S / 2)  # an epoch, soon after a draw
+    assert should_redraw(landed, drawn, drawn_at=10.0, now=10.0 + REDRAW_S)  # ... and once REDRAW_S has passed
+    moved = (("a", "running", 1, 1), ("b", "running", 1, 0))  # a long epoch's race moved
+    assert not should_redraw(moved, drawn, drawn_at=10.0, now=11.0)
+    ended = (("a", "completed", 2, 0), ("b", "running", 1, 0))
+    assert should_redraw(ended, drawn, drawn_at=10.0, now=10.1)  # a job ending: at once, its headline with it
+    started = (("a", "queued", 0, 0),)
+    assert should_redraw((("a", "running", 0, 0),), started, drawn_at=10.0, now=10.1)
+    assert should_redraw(drawn, None, drawn_at=0.0, now=0.0)  # never drawn

@@ -6,14 +6,15 @@ own: it may stop them) or only watches another page's (shown, never stopped, rep
 Run). One fragment per page ticks while anything is queued or running (or the hardware check is
 still out), and costs nothing between ticks. A tick takes one Snapshot and redraws only text from
 it (the queue line, the view's status line and progress bar), so they never disagree. When what the
-view draws once changes (an epoch or a sweep point lands, a job starts or ends) it reruns the page
-once instead: charts and metrics are redrawn per epoch, not per tick, and History and the stored
-sweeps include a job as soon as it finishes.
+view draws once changes (a job starts or ends, epochs or sweep points land) it reruns the page once
+instead: charts and metrics are redrawn when a job starts or ends and at most every REDRAW_S while
+epochs land, not per tick, and History and the stored sweeps include a job as soon as it finishes.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -27,13 +28,17 @@ from ui import access, live
 from ui.resources import get_runner, hardware
 
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
-# Within an epoch, the charts are redrawn at most this often (seconds of training): a whole-page rerun costs the
-# server CPU that a CPU run under measurement shares, so short epochs redraw per epoch only.
+# While runs train, the charts are redrawn at most this often: a whole-page rerun costs the server (and the
+# browser, which draws the charts again) CPU that a CPU run under measurement shares. Redrawn at every epoch
+# (about twice a second in the Quick demo), the page took about 0.6 of a core on the 2-core VM and made plain
+# fit's steps 35-40% slower than with no page watching (bench/headline_in_page.py). A job starting or
+# ending still redraws at once; within a long epoch, every REDRAW_S seconds of training moves the race.
 REDRAW_S = 3.0
 IDLE_TICK_S = 2.0  # shared (`make share`), an idle page still looks: a viewer sees the presenter's Run within 2 s
 KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
 SEEN = "live_seen"  # ids of active jobs this page has drawn; one finishing reruns the page
 DRAWN = "live_drawn"  # Snapshot.progress() of the jobs the view drew in its last full run
+DRAWN_AT = "live_drawn_at"  # when that was (time.monotonic())
 STOPPED_HERE = "stopped_here"  # ids this page asked to stop: their line says "stopped by this page"
 
 _queue_slot: ContextVar = ContextVar("queue_slot")
@@ -193,6 +198,7 @@ def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> N
     """
     checking = hardware().state == probe.CHECKING
     st.session_state[SEEN], st.session_state[DRAWN] = snap.active, snap.progress()
+    st.session_state[DRAWN_AT] = time.monotonic()
     idle = IDLE_TICK_S if os.environ.get(access.TOKEN_ENV) else None  # `make run`: idle costs nothing
     every = TICK_S if snap.active or checking else idle
     st.fragment(_tick, run_every=every)(_queue_slot.get(None), tuple(snap.shown), draw, checking)
@@ -201,11 +207,26 @@ def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> N
 def _tick(slot, kinds: tuple[str, ...], draw: Callable[[Snapshot], None] | None, checking: bool) -> None:
     snap, seen = take(kinds), st.session_state.get(SEEN, set())
     answered = checking and hardware().state != probe.CHECKING
-    if seen - snap.active or answered or snap.progress() != st.session_state.get(DRAWN):
+    if seen - snap.active or answered or _redraw(snap.progress()):
         st.session_state[SEEN] = snap.active
-        st.rerun()  # an epoch landed, a job ended or the GPU check answered: the whole page once, with it
+        st.rerun()  # a job started or ended, epochs landed or the GPU check answered: the whole page once, with it
     st.session_state[SEEN] = seen | snap.active  # a job another page queued since: its end reruns too
     if slot is not None:
         slot.caption(live.queue_line(snap.queue, snap.mine()))
     if draw is not None:
         draw(snap)
+
+
+def _redraw(progress: tuple) -> bool:
+    """Whether the view's charts are behind enough to draw the whole page again (should_redraw)."""
+    return should_redraw(progress, st.session_state.get(DRAWN), st.session_state.get(DRAWN_AT, 0.0), time.monotonic())
+
+
+def should_redraw(progress: tuple, drawn: tuple | None, drawn_at: float, now: float) -> bool:
+    """A job changed state (started, ended) since the last full draw: at once. Epochs landed, or a long epoch
+    moved (Snapshot.progress()): once REDRAW_S has passed since that draw, at `drawn_at`."""
+    if progress == drawn:
+        return False
+    if drawn is None or [p[:2] for p in progress] != [d[:2] for d in drawn]:  # (run_id, state) of each job
+        return True
+    return now - drawn_at >= REDRAW_S
