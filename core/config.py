@@ -188,13 +188,10 @@ PRESETS = {
         "batch_size": 100, "epochs": 10, "seed": 0, "execution": "multi-step-loop", "train_subset": None, "hidden_units": 128,
         "precision": "float32", "xla": "auto",
     },
-    # Without a GPU, two runs to compare (plain model.fit, then the multi-step loop): about 20-25 s on a
-    # 2-core CPU from pressing Run, the workers' start-up (~6 s) included; the promise is under 30 s.
-    # Six epochs of the first 30,000 training images rather than three of all 60,000 (the same steps):
-    # the headline rests on five steady epochs, not two. Each epoch of the 2-thread multi-step loop runs
-    # at its own pace (one epoch's calls agree within a few %, consecutive epochs differ by up to 1.5x on
-    # the 2-core VM), so the median of two epochs was a coin toss: ±10-20% over five presses, against
-    # ±5-13% with five (bench/headline_stability.py).
+    # Without a GPU, plain model.fit against the multi-step loop: about 20 s on a 2-core CPU from pressing Run,
+    # the workers' start-up included (the promise: under 30 s). Six epochs of 30,000 images, not three of 60,000
+    # (the same steps): the loop's pace jumps from epoch to epoch, so the headline rests on five steady epochs,
+    # not two: ±5-13% over five presses, not ±10-20% (bench/headline_stability.py, core.turns).
     "Quick demo": {
         "dataset": "fashion_mnist", "model": "mlp", "optimizer": "adam", "learning_rate": 0.001,
         "batch_size": 100, "epochs": 6, "seed": 0, "execution": "multi-step-loop", "train_subset": 30000, "hidden_units": 128,
