@@ -133,6 +133,8 @@ def test_a_page_redraws_at_once_when_a_job_starts_or_ends_but_epochs_at_most_eve
     assert not should_redraw(drawn, drawn, drawn_at=0.0, now=100.0)  # nothing new: never
     assert not should_redraw(landed, drawn, drawn_at=10.0, now=10.0 + REDRAW_S / 2)  # an epoch, soon after a draw
     assert should_redraw(landed, drawn, drawn_at=10.0, now=10.0 + REDRAW_S)  # ... and once REDRAW_S has passed
+    # Runs taking turns: once both have finished epoch 2 (a round), at once, each shown at the same epoch.
+    assert should_redraw((("a", "running", 2, 0), ("b", "running", 2, 0)), landed, drawn_at=10.0, now=10.1)
     moved = (("a", "running", 1, 1), ("b", "running", 1, 0))  # a long epoch's race moved
     assert not should_redraw(moved, drawn, drawn_at=10.0, now=11.0)
     ended = (("a", "completed", 2, 0), ("b", "running", 1, 0))

@@ -7,8 +7,9 @@ Run). One fragment per page ticks while anything is queued or running (or the ha
 still out), and costs nothing between ticks. A tick takes one Snapshot and redraws only text from
 it (the queue line, the view's status line and progress bar), so they never disagree. When what the
 view draws once changes (a job starts or ends, epochs or sweep points land) it reruns the page once
-instead: charts and metrics are redrawn when a job starts or ends and at most every REDRAW_S while
-epochs land, not per tick, and History and the stored sweeps include a job as soon as it finishes.
+instead: charts and metrics are redrawn when a job starts or ends, at each round of runs taking turns
+and otherwise at most every REDRAW_S while epochs land, not per tick, and History and the stored
+sweeps include a job as soon as it finishes.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at 
 # browser, which draws the charts again) CPU that a CPU run under measurement shares. Redrawn at every epoch
 # (about twice a second in the Quick demo), the page took about 0.6 of a core on the 2-core VM and made plain
 # fit's steps 35-40% slower than with no page watching (bench/headline_in_page.py). A job starting or
-# ending still redraws at once; within a long epoch, every REDRAW_S seconds of training moves the race.
+# ending redraws at once, and so does each round of runs taking turns (every run one more epoch, so the
+# charts show them at the same epoch); within a long epoch, every REDRAW_S seconds of training moves the race.
 REDRAW_S = 3.0
 IDLE_TICK_S = 2.0  # shared (`make share`), an idle page still looks: a viewer sees the presenter's Run within 2 s
 KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
@@ -223,10 +225,15 @@ def _redraw(progress: tuple) -> bool:
 
 
 def should_redraw(progress: tuple, drawn: tuple | None, drawn_at: float, now: float) -> bool:
-    """A job changed state (started, ended) since the last full draw: at once. Epochs landed, or a long epoch
-    moved (Snapshot.progress()): once REDRAW_S has passed since that draw, at `drawn_at`."""
+    """A job changed state (started, ended) since the last full draw: at once. Runs taking turns all finished
+    another epoch (a round: the charts show each run at the same epoch): at once too. Otherwise epochs landed,
+    or a long epoch moved (Snapshot.progress()): once REDRAW_S has passed since that draw, at `drawn_at`."""
     if progress == drawn:
         return False
     if drawn is None or [p[:2] for p in progress] != [d[:2] for d in drawn]:  # (run_id, state) of each job
+        return True
+    running = [p for p in progress if p[1] == "running"]
+    rounds = {p[2] for p in running}
+    if len(running) > 1 and len(rounds) == 1 and rounds != {d[2] for d in drawn if d[1] == "running"}:
         return True
     return now - drawn_at >= REDRAW_S
