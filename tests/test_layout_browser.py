@@ -52,6 +52,31 @@ OVERFLOWING = """
 """
 
 
+# Text Vega drew past its chart's edge: a title, axis label or legend entry cut where the chart's SVG ends
+# (an SVG clips what does not fit, which the text rule above cannot see).
+CUT_IN_CHARTS = """
+() => {
+  const found = [];
+  for (const svg of document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"] svg')) {
+    const edge = svg.getBoundingClientRect();
+    if (edge.width === 0) continue;
+    for (const text of svg.querySelectorAll('text')) {
+      const box = text.getBoundingClientRect();
+      if (!text.textContent.trim() || box.width === 0) continue;
+      // 4 px of slack: a rotated axis title's box reaches 3 px past the edge by its line height, not its ink.
+      if (box.right > edge.right + 4 || box.left < edge.left - 4)
+        found.push(text.textContent.trim().slice(0, 60) + ' (' + Math.round(box.left - edge.left) + '-'
+                   + Math.round(box.right - edge.left) + ' px of ' + Math.round(edge.width) + ')');
+    }
+  }
+  return found;
+}
+"""
+CHART_TEXTS = (
+    """() => document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"] svg text').length"""
+)
+
+
 def inside(page: Page, selector: str) -> list[str]:
     """The elements matching `selector` whose boxes are not wholly inside the viewport."""
     size = page.viewport_size
@@ -92,6 +117,9 @@ def test_during_a_run_the_status_and_both_charts_fit_a_projector_and_nothing_is_
         page.wait_for_timeout(1000)
         page.screenshot(path=ARTIFACTS / f"layout-{name}-done.png", full_page=True)
         assert page.evaluate(OVERFLOWING) == [], f"text cut at {size}"
+        assert page.evaluate(CHART_TEXTS) > 20  # the charts are drawn as SVG, so the next check sees their text
+        cut = page.evaluate(CUT_IN_CHARTS)
+        assert cut == [], f"a chart's text cut at {size}: {cut}"
     assert page.locator('[data-testid="stException"]').count() == 0
     assert errors == []
     page.close()

@@ -4,6 +4,8 @@
 - Streamlit's header "Stop" hidden: it stops only the script, so the page froze at "2 of 30 epochs" while
   training went on. The Stop next to Run stops the run itself. The "running" indicator stays.
 - Buttons (downloads) and code wrap their text instead of cutting it.
+- Charts side by side stack one under the other when the main area is narrower than 720 px (1024x768 with
+  the sidebar open): at half of that, Vega cut their titles, legends and axis labels at the chart's edge.
 - The uploader's own "NN MB per file" small print hidden: its limit is set far above the importer's so that
   the importer, not the browser, refuses a file in a sentence; the label states the importer's limit.
 """
@@ -19,6 +21,13 @@ CSS = """
 [data-testid="stBaseButton-secondary"] p, [data-testid="stDownloadButton"] p { white-space: normal; }
 [data-testid="stCode"] code { white-space: pre-wrap; overflow-wrap: anywhere; }
 [data-testid="stFileUploaderDropzoneInstructions"] { display: none; }
+[data-testid="stMainBlockContainer"] { container-type: inline-size; }
+@container (max-width: 720px) {
+  [data-testid="stHorizontalBlock"]:has([data-testid="stVegaLiteChart"]) { flex-wrap: wrap; }
+  [data-testid="stHorizontalBlock"]:has([data-testid="stVegaLiteChart"]) > [data-testid="stColumn"] {
+    flex: 1 1 100%; min-width: 100%;
+  }
+}
 </style>
 """
 
