@@ -19,6 +19,7 @@ from tests.test_browser import (  # noqa: F401
     screenshots_on_failure,
     server,
     status,
+    view,
     wait_until_idle,
 )
 
@@ -120,6 +121,17 @@ def test_during_a_run_the_status_and_both_charts_fit_a_projector_and_nothing_is_
         assert page.evaluate(CHART_TEXTS) > 20  # the charts are drawn as SVG, so the next check sees their text
         cut = page.evaluate(CUT_IN_CHARTS)
         assert cut == [], f"a chart's text cut at {size}: {cut}"
+    # The other views, with these runs in the history: nothing cut at either size.
+    for name in ("History", "Scaling", "Devices"):
+        view(page, name)
+        wait_until_idle(page)
+        for size_name, size in SIZES.items():
+            page.set_viewport_size(size)
+            page.wait_for_timeout(1000)
+            page.screenshot(path=ARTIFACTS / f"layout-{size_name}-{name.lower()}.png")
+            assert page.evaluate(OVERFLOWING) == [], f"text cut in {name} at {size}"
+            cut = page.evaluate(CUT_IN_CHARTS)
+            assert cut == [], f"a chart's text cut in {name} at {size}: {cut}"
     assert page.locator('[data-testid="stException"]').count() == 0
     assert errors == []
     page.close()
