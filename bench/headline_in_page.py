@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -80,12 +79,6 @@ def cpu_seconds(server_pid: int) -> dict[str, float]:
     return used
 
 
-def spread(values: list[float]) -> str:
-    mid = statistics.median(values)
-    worst = max(abs(v / mid - 1) for v in values)
-    return f"max/min {max(values) / min(values):.2f}, within ±{worst * 100:.0f}% of the median {mid:.2f}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -93,6 +86,7 @@ def main() -> None:
 
     from playwright.sync_api import expect, sync_playwright
 
+    from bench.headline_stability import spread  # the same measure of spread as the headless bench
     from core.config import PRESETS
     from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, click, preset, status, wait_until_idle
 
