@@ -1,119 +1,207 @@
-"""Comparing runs: the steady-state speedup with its spread, time to an accuracy, and the race against the clock.
+"""Comparing runs: the one speed measure with its interval, time to an accuracy, and the race against the clock.
 
-Speed comes from each epoch's calls of the step loop (EpochMetrics.calls, schema version 2): many
-measurements of seconds per optimizer step, not two or three epoch times. A run without calls (a version 1
-file) falls back to the median of its steady epochs (core.results.speedup_sentence).
+Speed is training throughput in the steady state: the samples of every epoch after epoch 1 over the seconds
+they took (EpochMetrics.train_seconds, so model.fit's per-epoch set-up counts). Samples, not steps, so runs
+with different batch sizes, subsets or replica counts compare correctly; the ratio of two runs' throughputs
+is therefore the ratio of their steady epochs for the same work. The interval comes from the same seconds,
+cut into the epochs' calls of the step loop (EpochMetrics.calls, schema version 2): a bootstrap over those
+calls. A run without calls (a version 1 file) is resampled by its steady epochs. The headline, the ratio
+tables, History, `python -m core compare`, the sweep's crossover and the roofline's points all read it here.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from core.results import EpochInProgress, RunResult
-from core.results import speedup_sentence as epoch_speedup_sentence
+from core.results import EpochInProgress, RunResult, SweepPoint
 
-# At least this many steady-state calls on each side before a speedup is stated from calls.
+# At least this many steady-state calls of a run before its interval resamples calls rather than epochs.
 MIN_CALLS = 3
 BOOTSTRAP_RESAMPLES = 2000
 INTERVAL = 0.90  # the bootstrap interval's coverage
 # Accuracy targets are whole percentage points.
 TARGET_STEP = 0.01
+NEEDS = "A speedup needs a finished steady epoch (epoch 2 or later) of each run; epoch 1 is warm-up."
 
 
-def steady_step_seconds(result: RunResult) -> list[float]:
-    """Seconds per optimizer step of each call of the step loop after epoch 1 (tracing and compiling), in order.
+@dataclass(frozen=True)
+class Measurements:
+    """Pieces of a run's steady state, each `samples` trained in `seconds`: its calls of the step loop, or its epochs."""
 
-    Each epoch's first call also carries the epoch's set-up (model.fit builds its data pipeline there): one
-    slow measurement among many, which the median in speedup() passes over, as it does the stalls that
-    other processes on a shared machine add. So the ratio is of the step rate each side sustains; the epoch
-    times (EpochMetrics.train_seconds) include every set-up and stall.
+    samples: tuple[float, ...]
+    seconds: tuple[float, ...]
+    unit: str  # "call" or "epoch"
+
+    @property
+    def rate(self) -> float:
+        """Training samples per second: every sample over every second, so a slow piece weighs what it took."""
+        return sum(self.samples) / sum(self.seconds)
+
+    def __len__(self) -> int:
+        return len(self.seconds)
+
+
+def global_batch(result: RunResult) -> int:
+    """Samples per optimizer step: the batch size times MirroredStrategy's replicas (recorded since schema 2)."""
+    return int(result.device.get("global_batch_size") or result.config.get("batch_size") or 1)
+
+
+def steady_calls(result: RunResult) -> Measurements | None:
+    """Each steady epoch's calls of the step loop, cut so they add up to the epoch's training seconds; None without.
+
+    A call's seconds run from the previous one's end (the first from the epoch's timed start, so model.fit's
+    set-up of the epoch is in it); what the epoch took after its last call (fit winding down) goes to that one.
     """
-    return [c.step_seconds for e in result.epochs if not e.warmup for c in e.calls if c.steps > 0]
+    batch, samples, seconds = global_batch(result), [], []
+    for e in result.steady_epochs():
+        calls = [c for c in e.calls if c.steps > 0 and c.call_seconds > 0]
+        if not calls:
+            return None
+        tail = max(0.0, e.train_seconds - sum(c.call_seconds for c in calls))
+        samples += [float(c.steps * batch) for c in calls]
+        seconds += [c.call_seconds for c in calls[:-1]] + [calls[-1].call_seconds + tail]
+    return Measurements(tuple(samples), tuple(seconds), "call") if samples else None
+
+
+def measurements(result: RunResult) -> Measurements | None:
+    """A run's steady-state measurements: its calls where it has MIN_CALLS, else its steady epochs; None before epoch 2."""
+    calls = steady_calls(result)
+    if calls is not None and len(calls) >= MIN_CALLS:
+        return calls
+    epochs = [(e.samples_per_second * e.train_seconds, e.train_seconds) for e in result.steady_epochs()]
+    epochs = [(n, s) for n, s in epochs if n > 0 and s > 0]
+    return Measurements(*map(tuple, zip(*epochs, strict=True)), "epoch") if epochs else None
+
+
+def throughput(result: RunResult) -> float | None:
+    """The run's steady-state training samples per second (every steady epoch's samples over its seconds)."""
+    found = measurements(result)
+    return found.rate if found else None
+
+
+def steady_epoch_seconds(result: RunResult) -> float | None:
+    """The mean steady epoch's training seconds: for the same samples per epoch, in the ratio of throughput."""
+    steady = result.steady_epochs()
+    return sum(e.train_seconds for e in steady) / len(steady) if steady else None
+
+
+def point_measurements(point: SweepPoint) -> Measurements | None:
+    """A sweep point's timed repeats (steps x batch samples each), or its one median where no repeats were kept."""
+    rates = point.samples_per_second_repeats or ((point.samples_per_second,) if point.samples_per_second else ())
+    work = float(max(point.steps, 1) * point.batch_size)
+    return Measurements(tuple(work for _ in rates), tuple(work / r for r in rates), "repeat") if rates else None
 
 
 @dataclass(frozen=True)
 class Speedup:
-    """How many times faster `other` steps than `baseline`: the ratio of median step times and its interval."""
+    """How many times `other`'s throughput is `baseline`'s, with the bootstrap interval of that ratio."""
 
-    ratio: float  # baseline's median seconds per step / other's; above 1: other is faster
-    low: float  # the INTERVAL bootstrap interval of the ratio
-    high: float
-    baseline_calls: int
-    other_calls: int
+    ratio: float  # other's samples/s / baseline's; above 1: other is faster
+    low: float | None  # the INTERVAL bootstrap interval; None where a side has a single measurement
+    high: float | None
+    baseline: Measurements
+    other: Measurements
 
     @property
     def count(self) -> int:
-        """Measurements behind the ratio: steady-state calls of both runs."""
-        return self.baseline_calls + self.other_calls
+        """Measurements behind the ratio: both runs' pieces."""
+        return len(self.baseline) + len(self.other)
+
+    @property
+    def unit(self) -> str:
+        """'call' where both sides were cut into calls, else the coarser piece ('epoch', 'repeat')."""
+        return self.baseline.unit if self.baseline.unit == self.other.unit else "epoch"
 
 
-def speedup(baseline: RunResult, other: RunResult, seed: int = 0) -> Speedup | None:
-    """The ratio of the two runs' median steady-state seconds per step, with a percentile bootstrap interval.
+def ratio_of(baseline: Measurements, other: Measurements, seed: int = 0) -> Speedup:
+    """other's rate over baseline's, with a percentile bootstrap interval: each side's pieces resampled with replacement.
 
-    The interval: each run's calls resampled with replacement BOOTSTRAP_RESAMPLES times, the ratio of the
-    two medians each time, and the middle INTERVAL of those ratios. The resampling is seeded, so the same
-    runs always give the same sentence. None if either run has fewer than MIN_CALLS steady-state calls.
+    The resampling is seeded, so the same measurements always give the same sentence.
     """
     import numpy as np
 
-    a, b = steady_step_seconds(baseline), steady_step_seconds(other)
-    if len(a) < MIN_CALLS or len(b) < MIN_CALLS:
-        return None
+    ratio = other.rate / baseline.rate
+    if len(baseline) < 2 or len(other) < 2:
+        return Speedup(ratio, None, None, baseline, other)
     rng = np.random.default_rng(seed)
-    boot_a = np.median(rng.choice(a, size=(BOOTSTRAP_RESAMPLES, len(a))), axis=1)
-    boot_b = np.median(rng.choice(b, size=(BOOTSTRAP_RESAMPLES, len(b))), axis=1)
+
+    def rates(m: Measurements):
+        idx = rng.integers(0, len(m), size=(BOOTSTRAP_RESAMPLES, len(m)))
+        return np.asarray(m.samples)[idx].sum(axis=1) / np.asarray(m.seconds)[idx].sum(axis=1)
+
     tail = (1 - INTERVAL) / 2
-    low, high = np.quantile(boot_a / boot_b, [tail, 1 - tail])
-    return Speedup(statistics.median(a) / statistics.median(b), float(low), float(high), len(a), len(b))
+    low, high = np.quantile(rates(other) / rates(baseline), [tail, 1 - tail])
+    return Speedup(ratio, float(min(low, ratio)), float(max(high, ratio)), baseline, other)
+
+
+def speedup(baseline: RunResult, other: RunResult, seed: int = 0) -> Speedup | None:
+    """How many times faster `other` trains than `baseline`, in steady-state samples per second; None before epoch 2."""
+    a, b = measurements(baseline), measurements(other)
+    return ratio_of(a, b, seed) if a and b else None
+
+
+UNITS = {"call": "calls of the step loop", "epoch": "steady epochs", "repeat": "timed repeats"}
+
+
+def spread_words(found: Speedup, inverse: bool = False) -> str:
+    """'2.6-3.2' (or, inverse, of 1/ratio), or 'no interval' where a side has one measurement."""
+    if found.low is None or found.high is None:
+        return "no interval: a side has one measurement"
+    low, high = (1 / found.high, 1 / found.low) if inverse else (found.low, found.high)
+    return f"{low:.1f}-{high:.1f}"
 
 
 def speedup_sentence(baseline: RunResult, other: RunResult, base_name: str, other_name: str) -> str:
-    """'GPU:0 is 2.9× faster than CPU (2.6-3.2 over 40 calls of the step loop)', or '... slower ...'.
-
-    From the steady-state calls when both runs have enough; else from median steady epochs.
-    """
+    """'GPU:0 is 2.9× faster than CPU (2.6-3.2; training samples per second over 40 calls ... after epoch 1).'"""
     found = speedup(baseline, other)
     if found is None:
-        return epoch_speedup_sentence(baseline, other, base_name, other_name)
-    spread = f"over {found.count} calls of the step loop after epoch 1"
+        return NEEDS
+    what = f"training samples per second, over {found.count} {UNITS[found.unit]} after epoch 1"
     if found.ratio >= 1:
-        return (
-            f"{other_name} is {found.ratio:.1f}× faster than {base_name} ({found.low:.1f}-{found.high:.1f} {spread})."
-        )
-    return (
-        f"{other_name} is {1 / found.ratio:.1f}× slower than {base_name} "
-        f"({1 / found.high:.1f}-{1 / found.low:.1f} {spread})."
-    )
+        return f"{other_name} is {found.ratio:.1f}× faster than {base_name} ({spread_words(found)}; {what})."
+    return f"{other_name} is {1 / found.ratio:.1f}× slower than {base_name} ({spread_words(found, True)}; {what})."
+
+
+def slower_first(results: list[RunResult]) -> tuple[int, int] | None:
+    """(baseline, other) indexes of two runs, the slower by throughput first, so a headline reads 'N× faster'."""
+    if len(results) != 2:
+        return None
+    found = speedup(results[0], results[1])
+    if found is None:
+        return None
+    return (0, 1) if found.ratio >= 1 else (1, 0)
 
 
 # -- a comparison along one axis: every run against the first ------------------------------------------------
 REFERENCE = "reference"  # ratios()' entry for the first run itself
 
 
-def median_step_seconds(result: RunResult) -> float | None:
-    """The median steady-state seconds per optimizer step, from the calls; else a median steady epoch per step."""
-    steps = steady_step_seconds(result)
-    if steps:
-        return statistics.median(steps)
-    median, steady = result.median_epoch_seconds(), result.steady_epochs()
-    if median is None or not steady or not steady[0].samples_per_second:
-        return None
-    per_epoch = steady[0].samples_per_second * steady[0].train_seconds / (result.config.get("batch_size") or 1)
-    return median / per_epoch if per_epoch else None
-
-
 def ratios(results: list[RunResult]) -> list[Speedup | str | None]:
-    """Each run's speedup over the first (REFERENCE for the first itself; None without enough steady calls)."""
+    """Each run's speedup over the first (REFERENCE for the first itself; None before its epoch 2)."""
     return [REFERENCE] + [speedup(results[0], other) for other in results[1:]] if results else []
 
 
-def ratio_words(found: Speedup | None) -> str:
-    """'1.42x (1.30-1.55)' faster than the reference, below 1 slower; '-' when unknown."""
-    return f"{found.ratio:.2f}x ({found.low:.2f}-{found.high:.2f})" if found else "-"
+def ratio_words(found: Speedup | str | None) -> str:
+    """'1.42x (1.30-1.55)' the first's throughput, below 1 slower; '1.00x (reference)'; '-' when unknown."""
+    if found is REFERENCE:
+        return "1.00x (reference)"
+    if not isinstance(found, Speedup):
+        return "-"
+    if found.low is None or found.high is None:
+        return f"{found.ratio:.2f}x (no interval)"
+    return f"{found.ratio:.2f}x ({found.low:.2f}-{found.high:.2f})"
+
+
+def ratio_rows(results: list[RunResult]) -> list[tuple[str, str]]:
+    """Per run: (its steady samples/s, its speedup over the first run), as the page's and the CLI's tables print them."""
+    return [
+        (f"{rate:,.0f}" if (rate := throughput(r)) else "-", ratio_words(found))
+        for r, found in zip(results, ratios(results), strict=True)
+    ]
 
 
 # -- time to an accuracy, in the spirit of MLPerf's time-to-train -----------------------------------------
@@ -178,3 +266,50 @@ def race_points(result: RunResult, in_progress: EpochInProgress | None = None) -
             for c in in_progress.calls
         ]  # fmt: skip
     return rows
+
+
+# -- a sweep's crossover, in words ----------------------------------------------------------------------------
+def _batches(values: list[int]) -> str:
+    text = [str(v) for v in values]
+    return text[0] if len(text) == 1 else ", ".join(text[:-1]) + " and " + text[-1]
+
+
+def _pair_sentence(base: str, other: str, base_rates: dict[int, float], other_rates: dict[int, float]) -> str:
+    b, o = base.upper(), other.upper()
+    common = sorted(set(base_rates) & set(other_rates))
+    if not common:
+        return f"No batch size was measured on both {b} and {o}."
+    faster = [n for n in common if other_rates[n] > base_rates[n]]
+    slower = [n for n in common if n not in faster]
+    if not slower:
+        span = (
+            f"batch {common[0]}"
+            if len(common) == 1
+            else f"every batch size in this range ({common[0]} to {common[-1]})"
+        )
+        return f"{o} faster at {span}."
+    if not faster:
+        return f"No crossover in this range ({b} faster at every batch size)."
+    flags = [n in faster for n in common]
+    switches = sum(1 for i in range(1, len(flags)) if flags[i] != flags[i - 1])
+    if switches == 1 and flags[-1]:
+        return f"{o} faster from batch {faster[0]}."
+    if switches == 1:
+        return f"{o} faster up to batch {faster[-1]}; {b} faster from batch {slower[0]}."
+    return f"No clean crossover: {o} faster at batch {_batches(faster)}, {b} at {_batches(slower)}."
+
+
+def crossover_sentence(points: Iterable[SweepPoint]) -> str:
+    """Where each device overtakes the baseline (the first CPU), by each point's samples/s: 'GPU faster from batch 256.'
+
+    A point's samples/s is its repeats' throughput (point_measurements(...).rate, as core.engine.sweep records it).
+    """
+    rates: dict[str, dict[int, float]] = {}
+    for p in points:
+        rates.setdefault(p.device, {})
+        if p.samples_per_second:
+            rates[p.device][p.batch_size] = p.samples_per_second
+    if len(rates) < 2:
+        return "A crossover needs two devices measured, e.g. cpu and gpu."
+    base = next((d for d in rates if d.startswith("cpu")), next(iter(rates)))
+    return " ".join(_pair_sentence(base, d, rates[base], rates[d]) for d in rates if d != base)

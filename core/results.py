@@ -1,8 +1,8 @@
 """What a job measured: a training run (RunResult of EpochMetrics) or a batch-size sweep (SweepResult of SweepPoints).
 
 As JSON (with a schema version) and pandas; neither TensorFlow nor pandas is imported at load. The file
-is over 300 lines because it is the one place that defines both result files' formats, which the history's
-schemas, checks and every importer name; comparing runs is in core.compare.
+defines both result files' formats, which the history's schemas, checks and every importer name; comparing
+runs (the speedup, the crossover, in words) is in core.compare.
 A sweep's file format (SWEEP_SCHEMA_VERSION 1); `kind: "sweep"` tells it from a training run's file,
 which has no `kind`:
 
@@ -200,24 +200,6 @@ class RunResult:
         return frame
 
 
-def speedup(baseline: RunResult, other: RunResult) -> float | None:
-    """How many times faster `other` trains than `baseline`, from median steady-state epochs."""
-    a, b = baseline.median_epoch_seconds(), other.median_epoch_seconds()
-    if not a or not b:
-        return None
-    return a / b
-
-
-def speedup_sentence(baseline: RunResult, other: RunResult, base_name: str, other_name: str) -> str:
-    """'GPU is 4.2x faster than CPU' or '... slower ...', from median steady-state epoch times."""
-    ratio = speedup(baseline, other)
-    if ratio is None:
-        return "Speedup needs at least two finished epochs on each device (epoch 1 is warm-up)."
-    if ratio >= 1:
-        return f"{other_name} is {ratio:.1f}× faster than {base_name} (median of epochs 2+)."
-    return f"{other_name} is {1 / ratio:.1f}× slower than {base_name} (median of epochs 2+)."
-
-
 # -- batch-size sweeps ----------------------------------------------------------------------
 
 
@@ -270,10 +252,9 @@ class SweepResult:
     run_id: str | None = None
     schema_version: int = SWEEP_SCHEMA_VERSION
     kind: str = SWEEP_KIND
-
-    def crossover(self) -> str:
-        """The crossover in words, from the points measured so far."""
-        return crossover_sentence(self.points)
+    # Where each device overtakes the first, in words (core.compare.crossover_sentence, from the points): set by
+    # the sweep as it measures and by core.history's checks as a file is read, never taken from a file as written.
+    crossover: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict in the file format (see the module docstring)."""
@@ -289,7 +270,7 @@ class SweepResult:
             "model": self.model,
             "host": self.host,
             "devices": self.devices,
-            "crossover": self.crossover(),
+            "crossover": self.crossover,
             "points": [p.to_dict() for p in self.points],
         }
 
@@ -319,47 +300,3 @@ def points_frame(points: Iterable[SweepPoint]):
     columns = ["device", "label"] + [f.name for f in fields(SweepPoint) if f.name != "device"]
     rows = [{"label": p.label, **p.to_dict()} for p in points]
     return pd.DataFrame(rows, columns=columns)
-
-
-# -- the crossover in words -------------------------------------------------------------------
-def _batches(values: list[int]) -> str:
-    text = [str(v) for v in values]
-    return text[0] if len(text) == 1 else ", ".join(text[:-1]) + " and " + text[-1]
-
-
-def _pair_sentence(base: str, other: str, base_rates: dict[int, float], other_rates: dict[int, float]) -> str:
-    b, o = base.upper(), other.upper()
-    common = sorted(set(base_rates) & set(other_rates))
-    if not common:
-        return f"No batch size was measured on both {b} and {o}."
-    faster = [n for n in common if other_rates[n] > base_rates[n]]
-    slower = [n for n in common if n not in faster]
-    if not slower:
-        span = (
-            f"batch {common[0]}"
-            if len(common) == 1
-            else f"every batch size in this range ({common[0]} to {common[-1]})"
-        )
-        return f"{o} faster at {span}."
-    if not faster:
-        return f"No crossover in this range ({b} faster at every batch size)."
-    flags = [n in faster for n in common]
-    switches = sum(1 for i in range(1, len(flags)) if flags[i] != flags[i - 1])
-    if switches == 1 and flags[-1]:
-        return f"{o} faster from batch {faster[0]}."
-    if switches == 1:
-        return f"{o} faster up to batch {faster[-1]}; {b} faster from batch {slower[0]}."
-    return f"No clean crossover: {o} faster at batch {_batches(faster)}, {b} at {_batches(slower)}."
-
-
-def crossover_sentence(points: Iterable[SweepPoint]) -> str:
-    """Where each device overtakes the baseline (the first CPU), by median samples/s: 'GPU faster from batch 256.'"""
-    rates: dict[str, dict[int, float]] = {}
-    for p in points:
-        rates.setdefault(p.device, {})
-        if p.samples_per_second:
-            rates[p.device][p.batch_size] = p.samples_per_second
-    if len(rates) < 2:
-        return "A crossover needs two devices measured, e.g. cpu and gpu."
-    base = next((d for d in rates if d.startswith("cpu")), next(iter(rates)))
-    return " ".join(_pair_sentence(base, d, rates[base], rates[d]) for d in rates if d != base)

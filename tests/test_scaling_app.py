@@ -9,9 +9,10 @@ import uuid
 
 import pytest
 
+from core.compare import crossover_sentence
 from core.config import SweepConfig, TrainConfig
 from core.history.store import get_store
-from core.results import SweepPoint, SweepResult, crossover_sentence, points_frame
+from core.results import SweepPoint, SweepResult, points_frame
 from core.runner import JobStatus
 from tests.sample_runs import SERVER_HOST
 from tests.test_app import chart_specs, page, settle

@@ -254,5 +254,5 @@ def test_a_failed_point_survives_the_file_and_stays_out_of_the_crossover():
     result.points = ok + [SweepPoint("gpu", 4096, 0, None, None, None, error="Out of memory on gpu from batch 4096.")]
     again = SweepResult.from_dict(json.loads(result.to_json()))
     assert again.points == result.points
-    assert again.crossover() == "No crossover in this range (CPU faster at every batch size)."
+    assert crossover_sentence(again.points) == "No crossover in this range (CPU faster at every batch size)."
     assert again.to_frame()["samples_per_second"].isna().tolist() == [False, False, False, True]

@@ -62,6 +62,7 @@ def make_sweep(run_id: str | None = "gpusweep0001", seed: int = 0, started_at: s
     return SweepResult(
         config=config.to_dict(), host=dict(SERVER_HOST), devices=devices, model=model, points=points,
         status="completed", started_at=started_at, finished_at="2026-11-30T09:01:02.250+00:00", run_id=run_id,
+        crossover=crossover_sentence(points),
     )  # fmt: skip
 
 
@@ -148,7 +149,7 @@ def test_the_hand_built_sweep_is_valid_and_round_trips(tmp_path):
     with Store(tmp_path / "runs.sqlite3") as db:
         assert db.import_result_bytes(VALID_TEXT.encode()).added
         assert db.export_json(VALID.run_id) == VALID_TEXT
-        assert db.get_sweep(VALID.run_id).crossover() == "GPU faster from batch 256."
+        assert db.get_sweep(VALID.run_id).crossover == "GPU faster from batch 256."
 
 
 def test_sweeps_are_listed_newest_first_beside_runs_and_deleted_alone(tmp_path):

@@ -108,26 +108,6 @@ def _run(step_seconds: list[float], accuracies: list[float], epoch_seconds: floa
     return RunResult(config={}, host={}, device={}, status="completed", epochs=epochs)
 
 
-def test_speedup_is_the_ratio_of_median_step_times_with_its_spread():
-    slow = _run([0.030, 0.031, 0.029, 0.5], [0.5, 0.6, 0.7])  # a stall of 0.5 s per step: the median passes over it
-    fast = _run([0.010, 0.011, 0.009, 0.010], [0.5, 0.6, 0.7])
-    found = compare.speedup(slow, fast)
-    assert found.ratio == pytest.approx(0.0305 / 0.010)
-    assert found.low <= found.ratio <= found.high and found.count == 16  # epochs 2 and 3: 8 calls each
-    assert compare.speedup(slow, fast) == found  # seeded: the same runs give the same sentence
-    sentence = compare.speedup_sentence(slow, fast, "CPU", "GPU:0")
-    assert sentence.startswith("GPU:0 is 3.0× faster than CPU (") and "over 16 calls" in sentence
-    assert compare.speedup_sentence(fast, slow, "GPU:0", "CPU").startswith("CPU is 3.0× slower than GPU:0")
-
-
-def test_speedup_without_calls_falls_back_to_epoch_medians():
-    slow, fast = _run([], [0.5, 0.6, 0.7], 3.0), _run([], [0.5, 0.6, 0.7], 1.0)
-    assert compare.speedup(slow, fast) is None
-    assert "3.0× faster" in compare.speedup_sentence(
-        slow, fast, "CPU", "GPU"
-    ) and "epochs 2+" in compare.speedup_sentence(slow, fast, "CPU", "GPU")
-
-
 def test_time_to_accuracy_counts_training_seconds_until_the_first_epoch_there():
     run = _run([0.01], [0.70, 0.81, 0.79, 0.86], epoch_seconds=2.0)
     assert compare.time_to_accuracy(run, 0.80) == 4.0

@@ -10,11 +10,12 @@ from functools import partial
 import streamlit as st
 
 from core import probe
+from core.compare import crossover_sentence
 from core.config import DEFAULT_BATCH_SIZES, MAX_HIDDEN, MAX_REPEATS, MAX_STEPS, ConfigError
 from core.engine import models
 from core.history.rows import result_csv
 from core.history.store import Store, StoreError
-from core.results import SweepPoint, SweepResult, crossover_sentence, points_frame
+from core.results import SweepPoint, SweepResult, points_frame
 from core.runner import JobStatus
 from ui import charts, kept, layout, live, roofline, views, watcher
 from ui.resources import get_store, hardware

@@ -15,7 +15,7 @@ from datetime import datetime
 
 import pandas as pd
 
-from core import probe, progress
+from core import compare, probe, progress
 from core.config import ConfigError, SweepConfig, TrainConfig
 from core.history.importer import MAX_FILE_BYTES
 from core.history.rows import HistoryRow, SweepRow
@@ -128,14 +128,6 @@ def config_differences(a: RunResult, b: RunResult) -> list[str]:
     ]
 
 
-def slower_first(results: Sequence[RunResult]) -> tuple[int, int] | None:
-    """Indexes (baseline, other) of two runs, the slower baseline first, so a speedup reads 'N× faster'."""
-    if len(results) != 2:
-        return None
-    a, b = (r.median_epoch_seconds() or 0.0 for r in results)
-    return (0, 1) if a >= b else (1, 0)
-
-
 def zip_files(files: dict[str, str]) -> bytes:
     """Several named text files as one .zip (several runs' JSON files, each importable again)."""
     out = io.BytesIO()
@@ -180,11 +172,16 @@ def join_csv(texts: Sequence[str]) -> str:
 
 # -- achieved speed against the device's limit ---------------------------------------------
 def achieved(result: RunResult) -> tuple[float | None, float | None]:
-    """(median GFLOP/s of epochs 2..N, that as a share of the device's measured matmul peak)."""
-    rates = [e.gflops_per_second for e in result.steady_epochs() if e.gflops_per_second]
-    if not rates:
-        return None, None
-    gflops = statistics.median(rates)
+    """(GFLOP/s at the run's steady throughput, that as a share of the device's measured matmul peak)."""
+    flops, rate = result.device.get("train_flops_per_sample"), compare.throughput(result)
+    if not flops or not rate:
+        # A file without its FLOPs per sample: the epochs' own figures, as they were recorded.
+        rates = [e.gflops_per_second for e in result.steady_epochs() if e.gflops_per_second]
+        if not rates:
+            return None, None
+        gflops = statistics.median(rates)
+    else:
+        gflops = flops * rate / 1e9
     peak = result.device.get("peak_gflops")
     return gflops, (gflops / peak if peak else None)
 

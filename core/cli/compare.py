@@ -20,17 +20,13 @@ from core.history.store import Store, StoreError
 
 
 def ratio_lines(results, names: list[str]) -> list[str]:
-    """The ratio table: each value's median seconds per step against the first value's, with its interval."""
-    lines = [f"{'value':<24} {'median step':>12} {'speedup vs ' + names[0]:>26}"]
-    reference = compare.median_step_seconds(results[0])
-    for result, name, found in zip(results, names, compare.ratios(results), strict=True):
-        step = compare.median_step_seconds(result)
-        shown = f"{step * 1000:.3f} ms" if step else "-"
-        ratio = "1.00x (reference)" if found is compare.REFERENCE else compare.ratio_words(found)
-        if found is None and step and reference:  # too few steady calls for an interval: the medians' ratio alone
-            ratio = f"{reference / step:.2f}x (no interval)"
-        lines.append(f"{name:<24} {shown:>12} {ratio:>26}")
-    return lines
+    """The ratio table: each value's steady samples/s and its speedup over the first value's, with its interval."""
+    lines = [f"{'value':<24} {'samples/s':>12} {'speedup vs ' + names[0]:>26}"]
+    for name, (rate, ratio) in zip(names, compare.ratio_rows(results), strict=True):
+        lines.append(f"{name:<24} {rate:>12} {ratio:>26}")
+    return lines + [
+        "speedup: steady-state training samples per second (epochs 2+) over the first value's; 90% interval"
+    ]
 
 
 def json_path(stem: str | None, name: str) -> str | None:

@@ -6,7 +6,8 @@ How one point (a device at a batch size) is measured:
   3. Warm-up: at least WARMUP_STEPS steps and WARMUP_SECONDS of them, untimed, so clocks, caches
      and the allocator settle.
   4. `repeats` timed repeats of `steps` steps each (auto: about REPEAT_SECONDS of work), wall clock
-     around finished work. samples/s = steps * batch / seconds; the median and min/max are reported.
+     around finished work. samples/s = every repeat's samples / their seconds (core.compare's measure);
+     each repeat's own rate gives the min/max.
 The step is training's own (core.engine.step.build_train_chunk), on synthetic data already on the
 device, so neither the input pipeline nor a second training loop is what gets measured.
 
@@ -23,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from core import device_kinds
+from core import compare, device_kinds
+from core.compare import crossover_sentence
 from core.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
 from core.engine import data as datasets
 from core.engine import devices, floor, models, traffic
@@ -32,14 +34,7 @@ from core.engine.executions.base import for_precision, jit_compile_for
 from core.engine.job import Cancelled, StopCheck, check_placement, measure_peak, never_stop, run_job
 from core.engine.step import StepRunner, build_train_chunk
 from core.engine.tf_setup import tf
-from core.results import (
-    SWEEP_SCHEMA_VERSION,
-    SweepPoint,
-    SweepResult,
-    crossover_sentence,
-    points_frame,
-    utc_now,
-)
+from core.results import SWEEP_SCHEMA_VERSION, SweepPoint, SweepResult, points_frame, utc_now
 
 __all__ = [
     "DEFAULT_BATCH_SIZES",
@@ -105,13 +100,14 @@ def _measure_point(config: SweepConfig, name: str, tf_device: str, pool, batch: 
     steps = config.steps or _auto_steps(runner.per_step)
     seconds = [runner.run(indices, steps, stop).seconds for _ in range(config.repeats)]
     rates = [steps * batch / s for s in seconds]
-    median = statistics.median(rates)
-    gflops = result.model["train_flops_per_sample"] * median / 1e9
+    # The one speed measure (core.compare): every repeat's samples over every repeat's seconds.
+    rate = compare.Measurements(tuple(float(steps * batch) for _ in seconds), tuple(seconds), "repeat").rate
+    gflops = result.model["train_flops_per_sample"] * rate / 1e9
     return SweepPoint(
         device=name,
         batch_size=batch,
         steps=steps,
-        samples_per_second=median,
+        samples_per_second=rate,
         samples_per_second_min=min(rates),
         samples_per_second_max=max(rates),
         samples_per_second_repeats=tuple(rates),
@@ -192,6 +188,7 @@ def run_sweep(
                             out_of_memory = f"Out of memory on {name} from batch {batch}; smaller batches only."
                             point = _failed_point(name, batch, out_of_memory)
                     result.points.append(point)
+                    result.crossover = crossover_sentence(result.points)
                     if on_point is not None:
                         on_point(point, result)
 
