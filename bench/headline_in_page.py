@@ -127,7 +127,7 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait(15)
-        # Each side's median steady step, from the page's own history (newest first: pairs of a press).
+        # Each side's steady samples/s, from the page's own history (newest first: pairs of a press).
         from core import compare
         from core.history.store import Store
 
@@ -136,8 +136,8 @@ def main() -> None:
         for n, press in enumerate(zip(runs[0::2], runs[1::2], strict=True), 1):
             base, other = sorted(press, key=lambda r: r.config["execution"] != "keras-fit")
             print(
-                f"press {n}: median step {compare.median_step_seconds(base) * 1e3:.3f} ms plain fit,"
-                f" {compare.median_step_seconds(other) * 1e3:.3f} ms multi-step loop"
+                f"press {n}: {compare.throughput(base):,.0f} samples/s plain fit,"
+                f" {compare.throughput(other):,.0f} multi-step loop"
             )
         store.close()
     print(f"headline on the page over {len(ratios)} presses: {spread(ratios)}")
