@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core import roofline  # noqa: E402
+from core import why  # noqa: E402
 from core.config import EXECUTIONS, TrainConfig  # noqa: E402
 from core.engine.training import train  # noqa: E402
 
@@ -47,17 +47,19 @@ def main() -> None:
     ratios = {}
     for mode, result in last.items():
         median = statistics.median(epochs[mode])
-        b = roofline.run_breakdown(result)
-        b = roofline.epoch_breakdown(median, b.steps, 100, result.device["train_flops_per_sample"],
-                                     result.device["train_bytes_per_sample"], b.peak_gflops, b.bandwidth_gbs,
-                                     result.device["step_floor_seconds"])  # fmt: skip
-        ratios[mode] = median / max(b.compute or 0, b.memory or 0)
+        d, steps = result.device, result.device["steps_per_epoch"]
+        samples = steps * 100
+        compute = samples * d["train_flops_per_sample"] / (d["peak_gflops"] * 1e9)  # at the square-matmul peak
+        memory = samples * d["train_bytes_per_sample"] / (d["bandwidth_gbs"] * 1e9)
+        overhead = steps * d["step_floor_seconds"]
+        ratios[mode] = median / max(compute, memory)
         print(
-            f"{mode:<16} {result.device['jit_compile']!s:>5} {median:8.3f} {b.compute:8.4f} {b.memory:8.4f} "
-            f"{b.overhead:9.4f} {ratios[mode]:11.2f}"
+            f"{mode:<16} {d['jit_compile']!s:>5} {median:8.3f} {compute:8.4f} {memory:8.4f} "
+            f"{overhead:9.4f} {ratios[mode]:11.2f}"
         )
     fastest = min(ratios, key=ratios.get)
-    print(f"fastest: {fastest}; {roofline.bound_sentence(roofline.run_breakdown(last[fastest]))}")
+    split = why.run_split(last[fastest])
+    print(f"fastest: {fastest}; {why.bound_sentence(split)} {why.advice(split)}")
     print(f"epoch_vs_floor: {ratios[fastest]:.2f}")
 
 

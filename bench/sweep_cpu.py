@@ -47,7 +47,7 @@ def main() -> None:
     print(f"{info['label']}: {info['name']}, {host['cpu_cores']} cores, TensorFlow {host['tensorflow']}")
     print(
         f"matmul peak: {info['peak_gflops']:,.1f} GFLOP/s before the sweeps, {again:,.1f} after "
-        f"(float32 {info['peak_matrix_size']}x{info['peak_matrix_size']}, best of {peak.TRIALS} trials)"
+        f"(float32 {info['peak_matrix_size']}x{info['peak_matrix_size']}, median of {peak.TRIES} tries)"
     )
     print()
     head = f"| {'model':<10} | {'train FLOPs/sample':>18} | {'batch':>5} | {'samples/s (median)':>18} | {'min-max':>19} | {'GFLOP/s':>7} | {'of peak':>7} |"  # fmt: skip

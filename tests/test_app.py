@@ -329,4 +329,7 @@ def test_devices_view_never_reads_as_a_gpu_when_there_is_none(at):
         if hw.host.get("cuda_build"):  # a CUDA build on a machine without a GPU: the case that read as one
             assert f"could use an NVIDIA GPU (built for CUDA {hw.host['cuda_build']}" in text
         assert any("import that file in the History view" in c.value for c in devices.caption)
+    # The peak and bandwidth, from the same check, before any run: the median of five tries and their spread.
+    cpu = hw.host["limits"]["/CPU:0"]
+    assert f"**Limits, CPU:0** | peak {cpu['peak_gflops']:,.0f} GFLOP/s (float32 matmul, median of 5 tries" in text
     assert not devices.exception

@@ -66,5 +66,11 @@ def test_devices_json():
     info = json.loads(proc.stdout)
     assert list(info) == [
         "hostname", "platform", "python", "tensorflow", "keras", "cpu_model", "cpu_cores", "logical_cpus",
-        "cuda_build", "cudnn_build", "gpus",
+        "cuda_build", "cudnn_build", "gpus", "limits",
     ]  # fmt: skip
+    # Each device's peak and bandwidth: the median of five tries, every try kept (the spread).
+    cpu = info["limits"]["/CPU:0"]
+    assert len(cpu["peak_tries"]) == len(cpu["bandwidth_tries"]) == 5
+    assert (
+        cpu["peak_gflops"] == sorted(cpu["peak_tries"])[2] and cpu["bandwidth_gbs"] == sorted(cpu["bandwidth_tries"])[2]
+    )

@@ -8,7 +8,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from core import roofline
+from core import roofline, why
 from tests.test_app import page, run_one_softmax
 from ui import views
 
@@ -40,9 +40,11 @@ def test_after_a_run_the_roofline_and_the_epoch_breakdown_show_the_runs_point():
     assert max(r["gflops"] for r in roof) == pytest.approx(result.device["peak_gflops"])
 
     parts = {r["part"]: r["seconds"] for data in charts["Where an epoch goes"] for r in data if "part" in r}
-    b = roofline.run_breakdown(result)
-    assert parts["floor × steps"] == pytest.approx(b.overhead)
-    assert parts["compute at peak"] == pytest.approx(b.compute)
-    sentence = views.plain(roofline.bound_sentence(b))
+    split = why.run_split(result)
+    assert parts["products at these shapes"] == pytest.approx(split.compute)
+    assert parts["other per-sample work"] == pytest.approx(split.other)
+    # The bar is the epoch: its measured parts and what they leave unexplained (shown where positive).
+    assert sum(parts.values()) == pytest.approx(max(split.epoch, sum(split.parts().values())))
+    sentence = views.plain(f"{why.bound_sentence(split)} {why.advice(split)}")
     assert any(sentence in m.value for m in at.markdown)
-    assert any(c.value.startswith("These are models, not profiles") for c in at.caption)
+    assert any(c.value.startswith("Each part is measured before the run") for c in at.caption)

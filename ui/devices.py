@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import probe
+from core.cli.devices import limits_words
 from core.cluster import connect
 from ui import layout, roofline, views, watcher
 from ui.labels import series_labels
@@ -25,11 +26,14 @@ def devices_ui(hw: probe.Probe, snap: watcher.Snapshot) -> None:
         return
     rows = [(k, v) for k, v in probe.host_rows(hw) if k != "Built with"]
     rows.insert(2, build_row(hw))
+    # Measured by the same check, before any run: the figures every run this server starts uses.
+    for tf_device, measured in (hw.host.get("limits") or {}).items():
+        rows.append((f"Limits, {tf_device.strip('/')}", limits_words(measured)))
     runs = snap.shown["train"]
     for s, label in zip(runs, series_labels([s.config for s in runs]), strict=True):
         if s.result and s.result.device.get("variables_on"):
             rows.append((f"Last run, {label}", f"variables lived on {s.result.device['variables_on']}"))
-            rows.append((f"Limits, {label}", roofline.limits_text(s.result.device)))
+            rows.append((f"Limits used, {label}", roofline.limits_text(s.result.device)))
     st.markdown("| | This machine |\n|---|---|\n" + "\n".join(f"| **{k}** | {v} |" for k, v in rows))
     if not hw.gpus and not hw.nodes:
         st.caption(NO_GPU_HERE)

@@ -1,8 +1,10 @@
 """Why a device wins or loses: the roofline (log-log) and where a steady-state epoch goes, for Train and Scaling.
 
-The figures come from core.roofline (no TensorFlow): each device's compute roof and bandwidth slope,
-the runs (or a sweep's points) as dots, and a stacked bar per run of compute at peak, memory traffic
-at the measured bandwidth, step overhead and the rest, with the sentence that names the bound.
+The figures come from core.roofline and core.why (no TensorFlow): each device's compute roof and bandwidth
+slope, each run as its own point in its own colour (or a sweep's points), and a stacked bar per run of its
+steady epoch's measured parts (fixed cost per step, the layers' products at their shapes, memory traffic at the
+measured bandwidth, other per-sample work, the epoch's set-up) and what they leave unexplained, with the
+sentence that names a bound only where it is half of the epoch, and the advice from the same figures.
 """
 
 from __future__ import annotations
@@ -13,21 +15,25 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from core import roofline
+from core import roofline, why
 from core.results import RunResult, SweepPoint
 from ui import charts, views
 
 CAVEAT = (
-    "These are models, not profiles: each part is what the work would take at the device's measured peak, "
-    "bandwidth or step floor alone; they may overlap, and the rest is what they leave unexplained."
+    "Each part is measured before the run or from its own calls: the fixed cost per step and the cost per sample "
+    "from the run's step timed at two batch sizes, the layers' products timed alone at the model's shapes, memory "
+    "traffic at the measured bandwidth, the epoch's set-up from its first call. What they leave out is shown as "
+    "unexplained, not forced to add up."
 )
 PARTS = {
-    "compute": "compute at peak",
+    "fixed": "fixed cost per step",
+    "compute": "products at these shapes",
     "memory": "memory at bandwidth",
-    "overhead": "floor × steps",
-    "rest": "the rest",
+    "other": "other per-sample work",
+    "setup": "epoch set-up",
+    "unexplained": "unexplained",
 }
-PART_COLOURS = ("#0072B2", "#009E73", "#D55E00", "#BBBBBB")
+PART_COLOURS = ("#D55E00", "#0072B2", "#009E73", "#56B4E9", "#CC79A7", "#BBBBBB")
 
 
 def roof_frame(roofs: Sequence[roofline.Roof], low: float, high: float) -> pd.DataFrame:
@@ -59,24 +65,40 @@ def points_frame(points: Sequence[roofline.Point], runs: Sequence[str]) -> pd.Da
                                        "samples_per_second"])  # fmt: skip
 
 
-def roofline_chart(roofs: Sequence[roofline.Roof], points: Sequence[roofline.Point], runs: Sequence[str]):
-    """Log-log: x = FLOP per byte, y = achieved GFLOP/s; per device its roofs (lines) and its runs (dots)."""
+def roofline_chart(
+    roofs: Sequence[roofline.Roof], points: Sequence[roofline.Point], runs: Sequence[str], colours: Sequence[str] = ()
+):
+    """Log-log: x = FLOP per byte, y = achieved GFLOP/s; each device's roofs (lines) and each run (a dot of its own).
+
+    colours: each run's colour, as the race and the epoch chart draw it (so a dot is its run's); by default the
+    palette in the runs' order. The roofs are grey, dashed per device, named in the tooltip.
+    """
     dots = points_frame(points, runs)
     ridges = [r.ridge for r in roofs if r.ridge]
     xs = list(dots["intensity"]) + ridges or [1.0]
     low, high = min(xs) / 4, max(xs) * 4
     lines = roof_frame(roofs, low, high)
-    order = list(dict.fromkeys([*lines["device"], *dots["device"]]))
+    order = list(dict.fromkeys(dots["run"]))
+    palette = list(colours) or [charts.PALETTE[i % len(charts.PALETTE)] for i in range(len(order))]
     colour = alt.Color(
-        "device:N",
-        title="Device",
+        "run:N",
+        title="Run",
         sort=order,
-        scale=alt.Scale(domain=order, range=[charts.PALETTE[i % len(charts.PALETTE)] for i in range(len(order))]),
-        legend=alt.Legend(orient="bottom", title=None, labelLimit=0),
+        scale=alt.Scale(domain=order, range=palette[: len(order)] or [charts.INK]),
+        legend=alt.Legend(orient="bottom", columns=1, title=None, labelLimit=0),
     )
     x = alt.X("intensity:Q", title="FLOP per byte", scale=alt.Scale(type="log", domain=[low, high], nice=False))
     y = alt.Y("gflops:Q", title="GFLOP/s", scale=alt.Scale(type="log"))
-    roof = alt.Chart(lines).mark_line(strokeWidth=3).encode(x=x, y=y, color=colour, detail="device:N")
+    devices = list(dict.fromkeys(lines["device"]))
+    dash = alt.StrokeDash(
+        "device:N", scale=alt.Scale(domain=devices or ["-"], range=[[1, 0], [8, 4], [2, 3]][: max(1, len(devices))]),
+        legend=None,
+    )  # fmt: skip
+    roof = (
+        alt.Chart(lines)
+        .mark_line(strokeWidth=3, color="#888888")
+        .encode(x=x, y=y, strokeDash=dash, detail="device:N", tooltip=[alt.Tooltip("device:N", title="Roof of")])
+    )
     dot = (
         alt.Chart(dots)
         .mark_point(size=160, filled=True, stroke=charts.INK, strokeWidth=1)
@@ -96,37 +118,35 @@ def roofline_chart(roofs: Sequence[roofline.Roof], points: Sequence[roofline.Poi
         )
     )
     # The dots' layer first: its data is the runs', as a reader of the chart's first layer expects.
-    return charts._style(alt.layer(dot, roof), "Roofline", "lines = the device's roofs, dots = the runs")
+    return charts._style(alt.layer(dot, roof), "Roofline", "grey lines = each device's roofs, dots = the runs")
 
 
-def breakdown_frame(breakdowns: Sequence[roofline.Breakdown], runs: Sequence[str]) -> pd.DataFrame:
-    """One row per run and part (seconds); a part not measured is left out, the rest only where positive."""
+def breakdown_frame(splits: Sequence[why.Split], runs: Sequence[str]) -> pd.DataFrame:
+    """One row per run and part (seconds); a part not measured is left out, the unexplained only where positive."""
     rows = [
-        {"run": run, "part": PARTS[name], "order": i, "seconds": value, "epoch_seconds": b.epoch_seconds}
-        for b, run in zip(breakdowns, runs, strict=True)
-        for i, (name, value) in enumerate(b.parts().items())
-        if value is not None and value > 0
+        {"run": run, "part": PARTS[name], "order": i, "seconds": value, "epoch_seconds": b.epoch}
+        for b, run in zip(splits, runs, strict=True)
+        for i, (name, value) in enumerate({**b.parts(), "unexplained": b.unexplained}.items())
+        if value > 0
     ]
     return pd.DataFrame(rows, columns=["run", "part", "order", "seconds", "epoch_seconds"])
 
 
-def breakdown_chart(breakdowns: Sequence[roofline.Breakdown], runs: Sequence[str]):
-    """A stacked bar per run of where its steady-state epoch goes, by the model."""
-    frame = breakdown_frame(breakdowns, runs)
+def breakdown_chart(splits: Sequence[why.Split], runs: Sequence[str]):
+    """A stacked bar per run of where its mean steady epoch goes, in measured parts."""
+    frame = breakdown_frame(splits, runs)
     colour = alt.Color(
         "part:N",
         title=None,
         sort=list(PARTS.values()),
         scale=alt.Scale(domain=list(PARTS.values()), range=list(PART_COLOURS)),
-        legend=alt.Legend(
-            orient="bottom", columns=1, labelLimit=0
-        ),  # one a row, short labels: a half-width chart cut long ones, and the run labels on two lines
+        legend=alt.Legend(orient="bottom", columns=2, labelLimit=0),  # short labels: a half-width chart cut long ones
     )
     bars = (
         alt.Chart(frame)
         .mark_bar()
         .encode(
-            x=alt.X("sum(seconds):Q", title="Seconds of an epoch", stack="zero"),
+            x=alt.X("sum(seconds):Q", title="Seconds of a steady epoch", stack="zero"),
             # A run's label on two lines, device then what differs: "CPU" / "(multi-step loop, XLA)", never cut.
             y=alt.Y(
                 "run:N",
@@ -144,27 +164,37 @@ def breakdown_chart(breakdowns: Sequence[roofline.Breakdown], runs: Sequence[str
             ],
         )
     )
-    return charts._style(bars, "Where an epoch goes", "median steady-state epoch, by the roofline model")
+    return charts._style(bars, "Where an epoch goes", "mean steady epoch, in measured parts")
 
 
 def runs_ui(results: Sequence[RunResult], labels: Sequence[str]) -> None:
-    """Under Train's charts: the runs on their devices' rooflines, where each epoch goes, and the bound in words."""
-    pairs = [(r, lb) for r, lb in zip(results, labels, strict=True) if roofline.run_breakdown(r)]
-    if not pairs:
-        return
+    """Under Train's charts: each run on its device's roofline, where its epoch goes, the bound and the advice."""
+    colours = {lb: charts.PALETTE[i % len(charts.PALETTE)] for i, lb in enumerate(labels)}
     roofs = {}
-    for r, _ in pairs:
-        device = _device(r)
-        roofs.setdefault(device, roofline.roof(device, r.device))
-    plotted = [(p, lb) for r, lb in pairs if (p := roofline.run_point(r, _device(r)))]
-    breakdowns = [roofline.run_breakdown(r) for r, _ in pairs]
+    for r in results:
+        if r.epochs and roofline.run_point(r, _device(r)):
+            roofs.setdefault(_device(r), roofline.roof(_device(r), r.device))
+    plotted = [(p, lb) for r, lb in zip(results, labels, strict=True) if (p := roofline.run_point(r, _device(r)))]
+    splits = [(s, r, lb) for r, lb in zip(results, labels, strict=True) if (s := why.run_split(r))]
+    if not plotted and not splits:
+        return
     left, right = st.columns(2)
-    left.altair_chart(roofline_chart(list(roofs.values()), *_unzip(plotted)), width="stretch")
-    right.altair_chart(breakdown_chart(breakdowns, [lb for _, lb in pairs]), width="stretch")
-    for b, (r, label) in zip(breakdowns, pairs, strict=True):
-        st.markdown(f"- **{views.plain(label)}**: {views.plain(roofline.bound_sentence(b))}")
+    if plotted:
+        points, names = _unzip(plotted)
+        left.altair_chart(roofline_chart(list(roofs.values()), points, names, [colours[n] for n in names]),
+                          width="stretch")  # fmt: skip
+    if splits:
+        right.altair_chart(breakdown_chart([s for s, _, _ in splits], [lb for _, _, lb in splits]), width="stretch")
+    for r, label in zip(results, labels, strict=True):
+        if r.steady_epochs() and not why.run_split(r):
+            st.caption(views.plain(f"{label}: where its epoch goes needs the step profile a run records before its "
+                                   "first epoch; this run has none (an older file)."))  # fmt: skip
+    for s, r, label in splits:
+        st.markdown(f"- **{views.plain(label)}**: {views.plain(why.bound_sentence(s))} {views.plain(why.advice(s))}")
         if unmeasured := _unmeasured(r.device):
             st.caption(views.plain(f"{label}: {unmeasured} not measured."))
+        if note := limits_note(r.device):
+            st.caption(views.plain(f"{label}: {note}"))
     st.caption(CAVEAT)
 
 
@@ -176,19 +206,21 @@ def sweep_ui(points: Sequence[SweepPoint], model: dict, devices: dict) -> None:
     roofs = [roofline.roof(d.upper(), devices.get(d, {})) for d in dict.fromkeys(p.device for p in points)]
     chart = roofline_chart(roofs, plotted, [f"{p.device} at batch {p.batch_size}" for p in plotted])
     st.altair_chart(chart, width="stretch")
-    st.caption(CAVEAT)
+    st.caption("Each point is one device at one batch size, at its measured samples/s; the roofs are each device's "
+               "measured matrix-multiply peak and memory bandwidth.")  # fmt: skip
 
 
 def limits_text(info: dict) -> str:
-    """'peak 176 GFLOP/s · bandwidth 16.6 GB/s · step floor 81 µs' from a result's device info."""
-    peak, bandwidth, floor = (
-        roofline.measured(info.get(k)) for k in ("peak_gflops", "bandwidth_gbs", "step_floor_seconds")
+    """'peak 176 GFLOP/s (this server's) · bandwidth 16.6 GB/s · fixed cost per step 81 µs' from a run's device info."""
+    peak, bandwidth, fixed = (
+        roofline.measured(info.get(k)) for k in ("peak_gflops", "bandwidth_gbs", "step_fixed_seconds")
     )
+    source = {"server": " (this server's)", "process": " (its process's)"}.get(info.get("peak_source") or "", "")
     return " · ".join(
         [
-            f"peak {peak:,.0f} GFLOP/s" if peak else "peak not measured",
+            f"peak {peak:,.0f} GFLOP/s{source}" if peak else "peak not measured",
             f"bandwidth {bandwidth:,.1f} GB/s" if bandwidth else "bandwidth not measured",
-            f"step floor {floor * 1e6:,.0f} µs" if floor else "step floor not measured",
+            f"fixed cost per step {fixed * 1e6:,.0f} µs" if fixed else "fixed cost per step not measured",
         ]
     )
 
@@ -198,8 +230,25 @@ def _device(result: RunResult) -> str:
 
 
 def _unmeasured(info: dict) -> str:
-    names = {"peak_gflops": "peak", "bandwidth_gbs": "bandwidth", "step_floor_seconds": "step floor"}
-    return " and ".join(words for key, words in names.items() if roofline.measured(info.get(key)) is None).capitalize()
+    names = {"peak_gflops": "Peak", "bandwidth_gbs": "bandwidth", "compute_sample_seconds": "the products' rate"}
+    return " and ".join(words for key, words in names.items() if roofline.measured(info.get(key)) is None)
+
+
+# A run's own quick measurement of the peak that departs from the shared figure by more than this is said.
+DEPARTS = 0.20
+
+
+def limits_note(info: dict) -> str | None:
+    """Where the run's own peak measurement departs from the figure it used by more than DEPARTS, one sentence."""
+    shared, own = roofline.measured(info.get("peak_gflops")), roofline.measured(info.get("own_peak_gflops"))
+    if not shared or not own or abs(own / shared - 1) <= DEPARTS:
+        return None
+    way = "below" if own < shared else "above"
+    return (
+        f"its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {abs(own / shared - 1):.0%} {way} "
+        f"the {shared:,.0f} GFLOP/s this {info.get('peak_source') or 'process'} measured and every run here uses: "
+        "the machine was busier (or quieter) then."
+    )
 
 
 def _unzip(pairs) -> tuple[list, list]:

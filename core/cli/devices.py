@@ -15,12 +15,15 @@ def cmd_devices(args: argparse.Namespace) -> int:
     if configured():
         return cluster_devices(args.json)
     from core.engine import devices  # TensorFlow loads here, not for --help or the history commands
+    from core.engine import limits as measured_limits
 
     info = devices.host_info()
-    if args.json:  # the host's description only, a stable format; the measured limits are in each run's file
-        print(json.dumps(info.to_dict(), indent=2))
+    names = ["cpu"] + [f"gpu:{g.index}" for g in info.gpus]
+    # Each device's float32 peak and bandwidth, the median of several tries with every try (core.engine.limits).
+    limits = measured_limits.measure_all([devices.resolve(n) for n in names])
+    if args.json:  # the host's description, and under "limits" each TF device's measured figures
+        print(json.dumps({**info.to_dict(), "limits": limits}, indent=2))
         return EXIT_OK
-    limits = {name: _limits(name) for name in ["cpu"] + [f"gpu:{g.index}" for g in info.gpus]}
     print(f"TensorFlow {info.tensorflow} (Keras {info.keras}), Python {info.python} on {info.hostname}")
     print(f"CPU   {info.cpu_model}, {info.cpu_cores} cores usable ({info.logical_cpus} logical TF device(s))")
     cuda = f"CUDA {info.cuda_build}, cuDNN {info.cudnn_build}" if info.cuda_build else "no CUDA (CPU-only build)"
@@ -30,13 +33,23 @@ def cmd_devices(args: argparse.Namespace) -> int:
     for gpu in info.gpus:
         memory = f", {gpu.memory_mb:,} MiB" if gpu.memory_mb else ""
         print(f"GPU:{gpu.index} {gpu.name}, compute capability {gpu.compute_capability or '?'}{memory}")
-    for name, measured in limits.items():
-        peak, bandwidth = measured["peak_gflops"], measured["bandwidth_gbs"]
-        print(
-            f"{name.upper():<5} peak {f'{peak:,.0f} GFLOP/s' if peak else 'not measured'} (float32 matmul), "
-            f"memory bandwidth {f'{bandwidth:,.1f} GB/s' if bandwidth else 'not measured'} (float32 read-and-reduce)"
-        )
+    for name, measured in zip(names, limits.values(), strict=True):
+        print(f"{name.upper():<5} {limits_words(measured)}")
     return EXIT_OK
+
+
+def limits_words(measured: dict) -> str:
+    """'peak 80 GFLOP/s (float32 matmul, median of 5 tries, 75-84), memory bandwidth 18.1 GB/s (...)'."""
+
+    def said(value, tries, unit: str, what: str, digits: int) -> str:
+        if not value:
+            return "not measured"
+        spread = f", {min(tries):,.{digits}f}-{max(tries):,.{digits}f}" if tries else ""
+        return f"{value:,.{digits}f} {unit} ({what}, median of {len(tries)} tries{spread})"
+
+    peak = said(measured["peak_gflops"], measured["peak_tries"], "GFLOP/s", "float32 matmul", 0)
+    bandwidth = said(measured["bandwidth_gbs"], measured["bandwidth_tries"], "GB/s", "float32 read-and-reduce", 1)
+    return f"peak {peak}, memory bandwidth {bandwidth}"
 
 
 def cluster_devices(as_json: bool) -> int:
@@ -65,20 +78,6 @@ def cluster_devices(as_json: bool) -> int:
         print(f"{a.node.name:<12} {h.get('hostname')}: {h.get('cpu_model')}, {h.get('cpu_cores')} cores; {gpus}; "
               f"TensorFlow {h.get('tensorflow')}, Python {h.get('python')}")  # fmt: skip
     return EXIT_OK
-
-
-def _limits(name: str) -> dict[str, float | None]:
-    """A device's measured peak and bandwidth; None for one that could not be measured."""
-    from core.engine import devices, peak
-    from core.engine.job import measure_peak
-
-    tf_device = devices.resolve(name)
-    measured = measure_peak(tf_device)
-    try:
-        bandwidth: float | None = peak.measure_bandwidth(tf_device).gbs
-    except Exception:  # noqa: BLE001 - a failed measurement is said, not a failed command
-        bandwidth = None
-    return {"peak_gflops": measured.gflops if measured else None, "bandwidth_gbs": bandwidth}
 
 
 COMMAND = Command(

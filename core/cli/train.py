@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import sys
 
-from core import compare, roofline
+from core import compare, why
 from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.config import (
     DATASETS,
@@ -81,9 +81,9 @@ def format_summary(result) -> str:
     acc = result.final_test_accuracy()
     acc_text = f"final test accuracy {acc:.4f}" if acc is not None else "no finished epoch"
     where = result.device.get("variables_on", "?")
-    breakdown = roofline.run_breakdown(result)
+    split = why.run_split(result)
     # The bound and the time to an accuracy first: the summary stays the last line, as scripts read it.
-    bound = f"{roofline.bound_sentence(breakdown)}\n" if breakdown else ""
+    bound = f"{why.bound_sentence(split)} {why.advice(split)}\n" if split else ""
     reached = compare.time_to_accuracy_sentence(result)
     race = f"{reached}\n" if reached else ""
     return f"{bound}{race}{result.status}: {steady}; {acc_text}; variables on {where}"

@@ -1,5 +1,8 @@
 """A device's limits: peak GFLOP/s of a matrix multiply in a dtype (float32 unless asked) and memory bandwidth (a read-and-reduce), once per process.
 
+Each figure is the median of TRIES timed tries, with every try kept (the spread); core.engine.limits shares one
+server's figures with every run it starts, so the runs of a comparison are held against the same roofs.
+
 A large square matmul is the best case for any processor (the most arithmetic per byte
 moved), so what it reaches is the ceiling a model's training can be compared with:
 utilisation = achieved GFLOP/s / peak GFLOP/s. On GPUs from Ampere on, TensorFlow runs
@@ -12,6 +15,7 @@ than any cache reads every byte once and does one add per 4 bytes, so its speed 
 
 from __future__ import annotations
 
+import statistics
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -22,9 +26,9 @@ from core.engine.tf_setup import tf
 # multiply takes milliseconds (about 2 GFLOP on a CPU, 1.1 TFLOP on a GPU).
 MATRIX_SIZE = {"CPU": 1024, "GPU": 8192}
 WARMUP_MULTIPLIES = 2
-# Each timed trial runs enough multiplies to last about this long; the best trial counts, since
-# anything else running on the machine (other processes on a shared CPU) only ever slows it.
-TRIALS = 5
+# Each timed try runs enough multiplies to last about this long; the figure is the median of the tries, so one
+# try slowed by another process (or sped by a turbo burst) moves it little, and their spread is kept.
+TRIES = 5
 TRIAL_SECONDS = {"CPU": 0.1, "GPU": 0.05}
 
 
@@ -38,6 +42,7 @@ class Peak:
     multiplies: int  # per timed trial
     seconds: float  # the whole measurement, warm-up included
     dtype: str = "float32"  # the matrices' dtype
+    tries: tuple[float, ...] = ()  # GFLOP/s of each try; gflops is their median
 
     def to_dict(self) -> dict:
         """Plain dict for JSON."""
@@ -53,6 +58,7 @@ class Bandwidth:
     array_bytes: int
     reads: int  # reductions per timed trial
     seconds: float  # the whole measurement, warm-up included
+    tries: tuple[float, ...] = ()  # GB/s of each try; gbs is their median
 
     def to_dict(self) -> dict:
         """Plain dict for JSON."""
@@ -92,8 +98,8 @@ def utilisation(achieved_gflops: float | None, peak: Peak | float | None) -> flo
     return achieved_gflops / peak_gflops
 
 
-def benchmark(tf_device: str, dtype: str = "float32") -> Peak:
-    """Run the microbenchmark now, uncached (measure() is what runs and sweeps use)."""
+def benchmark(tf_device: str, dtype: str = "float32", tries: int = TRIES) -> Peak:
+    """Run the microbenchmark now, uncached (measure() is what runs and sweeps use): the median of `tries` tries."""
     t = tf()
     kind = "GPU" if "GPU" in tf_device.upper() else "CPU"
     n = MATRIX_SIZE[kind]
@@ -112,20 +118,21 @@ def benchmark(tf_device: str, dtype: str = "float32") -> Peak:
 
         once = min(run(1) for _ in range(WARMUP_MULTIPLIES))
         multiplies = max(1, round(TRIAL_SECONDS[kind] / once))
-        best = min(run(multiplies) for _ in range(TRIALS))
-    flops = 2 * n**3 * multiplies  # n^3 multiply-adds per product
+        flops = 2 * n**3 * multiplies  # n^3 multiply-adds per product
+        rates = tuple(flops / run(multiplies) / 1e9 for _ in range(tries))
     return Peak(
         tf_device=tf_device,
-        gflops=flops / best / 1e9,
+        gflops=statistics.median(rates),
         matrix_size=n,
         multiplies=multiplies,
         seconds=time.perf_counter() - began,
         dtype=dtype,
+        tries=rates,
     )
 
 
-def bandwidth_benchmark(tf_device: str) -> Bandwidth:
-    """Run the read-and-reduce microbenchmark now, uncached (measure_bandwidth() is what runs use)."""
+def bandwidth_benchmark(tf_device: str, tries: int = TRIES) -> Bandwidth:
+    """Run the read-and-reduce microbenchmark now, uncached (measure_bandwidth() is what runs use): median of `tries`."""
     t = tf()
     kind = "GPU" if "GPU" in tf_device.upper() else "CPU"
     size = ARRAY_BYTES[kind]
@@ -144,11 +151,12 @@ def bandwidth_benchmark(tf_device: str) -> Bandwidth:
 
         once = min(run(1) for _ in range(WARMUP_MULTIPLIES))
         reads = max(1, round(TRIAL_SECONDS[kind] / once))
-        best = min(run(reads) for _ in range(TRIALS))
+        rates = tuple(size * reads / run(reads) / 1e9 for _ in range(tries))
     return Bandwidth(
         tf_device=tf_device,
-        gbs=size * reads / best / 1e9,
+        gbs=statistics.median(rates),
         array_bytes=size,
         reads=reads,
         seconds=time.perf_counter() - began,
+        tries=rates,
     )

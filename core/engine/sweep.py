@@ -28,10 +28,10 @@ from core import compare, device_kinds
 from core.compare import crossover_sentence
 from core.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
 from core.engine import data as datasets
-from core.engine import devices, floor, models, traffic
+from core.engine import devices, limits, models, traffic
 from core.engine import peak as peaks
 from core.engine.executions.base import for_precision, jit_compile_for
-from core.engine.job import Cancelled, StopCheck, check_placement, measure_peak, never_stop, run_job
+from core.engine.job import Cancelled, StopCheck, check_placement, never_stop, run_job
 from core.engine.step import StepRunner, build_train_chunk
 from core.engine.tf_setup import tf
 from core.results import SWEEP_SCHEMA_VERSION, SweepPoint, SweepResult, points_frame, utc_now
@@ -123,13 +123,11 @@ def _failed_point(name: str, batch: int, error: str) -> SweepPoint:
     return SweepPoint(name, batch, 0, None, None, None, error=error)  # 0 steps: nothing was timed
 
 
-def _peak(tf_device: str, precision: str) -> dict[str, Any]:
-    # In the compute dtype: a bfloat16 sweep against a bfloat16 matmul.
-    measured = measure_peak(tf_device, models.COMPUTE_DTYPES[precision])
-    return {
-        "peak_gflops": measured.gflops if measured else None,
-        "peak_matrix_size": measured.matrix_size if measured else None,
-    }
+def _limits(tf_device: str, precision: str) -> dict[str, Any]:
+    # In the compute dtype: a bfloat16 sweep against a bfloat16 matmul; the server's figures where it has them.
+    found = limits.for_run(tf_device, models.COMPUTE_DTYPES[precision])
+    size = peaks.MATRIX_SIZE["GPU" if "GPU" in tf_device.upper() else "CPU"] if found["peak_gflops"] else None
+    return {"peak_gflops": found["peak_gflops"], "peak_matrix_size": size, "bandwidth_gbs": found["bandwidth_gbs"]}
 
 
 def run_sweep(
@@ -171,8 +169,7 @@ def run_sweep(
                 "name": devices.describe(name),
                 "label": name.upper(),
                 "jit_compile": jit_compile,
-                **_peak(tf_device, config.precision),
-                **floor.limits(tf_device, "multi-step-loop", jit_compile),
+                **_limits(tf_device, config.precision),
             }
             out_of_memory: str | None = None
             with t.device(tf_device):

@@ -17,9 +17,9 @@ from dataclasses import replace
 from core import device_kinds
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine import devices, floor, flops, learned, models, timeline, traffic
+from core.engine import devices, flops, learned, limits, models, profile, shapes, timeline, traffic
 from core.engine.executions import ENGINES, jit_compile_for
-from core.engine.job import Cancelled, StopCheck, check_placement, measure_peak, never_stop, run_job
+from core.engine.job import Cancelled, StopCheck, check_placement, never_stop, run_job
 from core.engine.tf_setup import tf
 from core.results import EpochInProgress, EpochMetrics, RunResult, utc_now
 
@@ -44,7 +44,8 @@ def train(
 
     on_epoch(metrics, result) after each finished epoch; on_progress(EpochInProgress) during one, at most
     every PROGRESS_SECONDS; should_stop() is asked between calls of the step loop. take_turn() (core.turns),
-    when given, blocks until this run may go on alone: before the setup (data, peak, floor) and before each epoch.
+    when given, blocks until this run may go on alone: before the set-up (data, limits, the step's profile) and
+    before each epoch.
     """
     stop = should_stop or never_stop
 
@@ -78,8 +79,10 @@ def train(
         run_config = replace(config, batch_size=config.batch_size * replicas) if strategy else config
         result.device.update(replicas=replicas, global_batch_size=run_config.batch_size)
         with strategy.scope() if strategy else t.device(tf_device):
-            # Before the seed is set: the floor's trivial model draws its own random weights.
-            result.device.update(floor.limits(tf_device, config.execution, jit_compile))
+            # Before the seed is set: the limits' matrices and the profile's throwaway models draw their own numbers.
+            # Share of peak against a matmul in the compute dtype: a bfloat16 run against a bfloat16 peak.
+            result.device.update(limits.for_run(tf_device, models.COMPUTE_DTYPES[config.precision]))
+            result.device.update(why_figures(run_config, data, jit_compile, tf_device))
             keras.utils.set_random_seed(config.seed)
             # Build inside the scope: variables stay on the device they were created on.
             model = models.build(config.model, config.hidden_units, config.precision)
@@ -94,9 +97,6 @@ def train(
             result.device.update(
                 traffic.info(model, config.optimizer, run_config.batch_size), steps_per_epoch=engine.steps
             )
-            # Share of peak against a matmul in the compute dtype: a bfloat16 run against a bfloat16 peak.
-            peak = measure_peak(tf_device, result.device["compute_dtype"])
-            result.device["peak_gflops"] = peak.gflops if peak else None
             result.device["peak_dtype"] = result.device["compute_dtype"]
             strip = learned.strip_indices(data.y_test)
             x_strip, y_strip = t.constant(data.x_test[strip]), data.y_test[strip].tolist()
@@ -146,6 +146,22 @@ def train(
         f"and model {config.model}; try a smaller batch size or model."
     )
     return run_job(result, work, out_of_memory)
+
+
+def why_figures(config: TrainConfig, data: datasets.Dataset, jit_compile: bool, tf_device: str) -> dict:
+    """The set-up's measurements for core.why, untimed: the step's fixed and per-sample cost, the products' per sample.
+
+    config.batch_size is the global batch. Call inside the run's scope, before its seed is set.
+    """
+    began = time.perf_counter()
+    counted = models.flops_per_sample(config.model, config.hidden_units).train
+    found = profile.profile_or_none(config, data, jit_compile, counted)
+    probe = models.build(config.model, config.hidden_units, config.precision)
+    batches = tuple(found.get("profile_batches") or ())
+    per_sample = shapes.measure_or_none(probe, batches, tf_device, models.COMPUTE_DTYPES[config.precision])
+    rate = shapes.rate(probe, per_sample)
+    return {**found, "compute_sample_seconds": per_sample, "shape_gflops": rate,
+            "why_setup_seconds": time.perf_counter() - began}  # fmt: skip
 
 
 def _progress_check(stop: StopCheck, epoch: int, engine, calls_so_far, on_progress: ProgressCallback) -> StopCheck:
