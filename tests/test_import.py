@@ -315,6 +315,35 @@ def test_refusals_name_the_problem(filled):
     assert "more than 10 deep" in assert_refused(filled, b"[" * 100_000)
 
 
+def test_files_that_contradict_themselves_are_refused_naming_the_field(filled):
+    # Each passes the schema, and each made an absurd headline before it was refused (issue 18).
+    with_flops = _set(VALID_DICT, ("device", "train_flops_per_sample"), 31_380)
+    epoch = VALID_DICT["epochs"][1]
+    cases = {
+        # train_seconds 1e7 and samples/s 1e13: "263424709.8x faster" next to GFLOP/s 9.9.
+        "epochs[1].samples_per_second must be the epoch's 1,000 training samples over its train_seconds": _set(
+            _set(VALID_DICT, ("epochs", 1, "train_seconds"), 1e7), ("epochs", 1, "samples_per_second"), 1e13
+        ),
+        "epochs[0].warmup must be true: epoch 1, and only epoch 1, is the warm-up": _set(
+            _set(VALID_DICT, ("epochs", 0, "warmup"), False), ("epochs", 2, "warmup"), True
+        ),
+        "epochs[1].gflops_per_second must be device.train_flops_per_sample x samples_per_second": _set(
+            with_flops, ("epochs", 1, "gflops_per_second"), 31_380 * epoch["samples_per_second"] / 1e9 * 3
+        ),
+        "finished_at must not be before started_at": _set(
+            VALID_DICT, ("finished_at",), "2026-11-30T07:59:00.000+00:00"
+        ),
+        "started_at must not be in the future": _set(VALID_DICT, ("started_at",), "9999-01-01T00:00:00.000+00:00"),
+    }
+    for says, data in cases.items():
+        assert says in assert_refused(filled, _encode(data))
+    # The consistent figures themselves pass: GFLOP/s that agree with the FLOPs and samples/s.
+    agreeing = copy.deepcopy(with_flops)
+    for e in agreeing["epochs"]:
+        e["gflops_per_second"] = 31_380 * e["samples_per_second"] / 1e9
+    assert parse_run_file(_encode(agreeing)).run_id == VALID.run_id
+
+
 # -- the command line ------------------------------------------------------------------------
 def test_cli_import_and_export_exit_codes(tmp_path, capsys):
     db = str(tmp_path / "runs.sqlite3")

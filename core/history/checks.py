@@ -121,6 +121,7 @@ def _run(data: dict[str, Any]) -> RunResult:
             raise RunFileError(
                 f"epochs[{i}].epoch must be {i + 1} (epochs are numbered 1, 2, ... in order), not {epoch['epoch']}."
             )
+        _consistent_epoch(f"epochs[{i}]", epoch, config, data["device"])
     return RunResult(
         # TrainConfig's values, but the execution mode in the file's own words: an older name for the same
         # mode ("fast") stays as written, and fields a later version added (precision, xla) stay out, so an
@@ -139,6 +140,38 @@ def _run(data: dict[str, Any]) -> RunResult:
         run_id=data.get("run_id"),
         schema_version=data["schema_version"],
     )
+
+
+# A recorded figure may differ from the one the file's other fields give by this much (rounding by another writer).
+AGREE = 0.01
+
+
+def _consistent_epoch(where: str, epoch: dict[str, Any], config: TrainConfig, device: dict[str, Any]) -> None:
+    """An epoch whose figures contradict each other, or the run's, is refused: a headline made from it would lie."""
+    if epoch["warmup"] != (epoch["epoch"] == 1):
+        raise RunFileError(
+            f"{where}.warmup must be {str(epoch['epoch'] == 1).lower()}: epoch 1, and only epoch 1, is the warm-up "
+            "(tracing and compiling)."
+        )
+    batch = device.get("global_batch_size") or config.batch_size
+    samples = (config.train_size // batch) * batch
+    trained = epoch["samples_per_second"] * epoch["train_seconds"]
+    if samples and abs(trained / samples - 1) > AGREE:
+        raise RunFileError(
+            f"{where}.samples_per_second must be the epoch's {samples:,} training samples over its train_seconds "
+            f"({samples / epoch['train_seconds']:,.6g}), not {show(epoch['samples_per_second'])}."
+        )
+    flops, gflops = device.get("train_flops_per_sample"), epoch.get("gflops_per_second")
+    if isinstance(flops, int | float) and flops > 0 and gflops is not None:
+        expected = flops * epoch["samples_per_second"] / 1e9
+        if abs(gflops / expected - 1) > AGREE:
+            raise RunFileError(
+                f"{where}.gflops_per_second must be device.train_flops_per_sample x samples_per_second "
+                f"({expected:,.6g}), not {show(gflops)}."
+            )
+    seconds = [c["seconds"] for c in epoch.get("calls") or []]
+    if any(b < a for a, b in zip(seconds, seconds[1:], strict=False)):
+        raise RunFileError(f"{where}.calls must be in time order (each call's seconds at least the one before).")
 
 
 def _measured(value: Any) -> Any:

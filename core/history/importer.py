@@ -13,6 +13,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from core.history.checks import check_result
@@ -20,7 +21,7 @@ from core.history.limits import MAX_FILE_BYTES as MAX_FILE_BYTES  # re-exported:
 from core.history.limits import RunFileError as RunFileError
 from core.history.limits import check_values, clean_labels, parse_bytes, read_limited, show
 from core.history.schemas import IMPORTABLE_STATUSES, TRAIN_KIND
-from core.results import SWEEP_KIND, RunResult, SweepResult
+from core.results import SWEEP_KIND, RunResult, SweepResult, utc_now
 
 __all__ = ["IMPORTABLE_STATUSES", "MAX_FILE_BYTES", "RunFileError"]
 
@@ -55,7 +56,30 @@ def _check_file(kind: str, data: Any) -> RunResult | SweepResult:
     result = check_result(kind, data)
     if result.status not in IMPORTABLE_STATUSES:
         raise RunFileError(f"status must be one of {', '.join(IMPORTABLE_STATUSES)}, not {show(result.status)}.")
+    _check_dates(result.started_at, result.finished_at)
     return result
+
+
+# Another machine's clock may run ahead of this one's by a little; a date further ahead than this is refused.
+CLOCK_SKEW = timedelta(days=1)
+
+
+def _check_dates(started: str | None, finished: str | None) -> None:
+    """A file is not from the future, and did not finish before it started (either would sort it wrongly)."""
+    ahead = datetime.now(timezone.utc) + CLOCK_SKEW
+    when = {name: _utc(value) for name, value in (("started_at", started), ("finished_at", finished)) if value}
+    for name, moment in when.items():
+        if moment is not None and moment > ahead:
+            raise RunFileError(
+                f"{name} must not be in the future (this machine's clock says {utc_now()}), not {show(moment.isoformat())}."
+            )
+    if when.get("started_at") and when.get("finished_at") and when["finished_at"] < when["started_at"]:
+        raise RunFileError(f"finished_at must not be before started_at ({started}), not {show(finished)}.")
+
+
+def _utc(value: str) -> datetime | None:
+    moment = datetime.fromisoformat(value)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def validate_run(data: Any) -> RunResult:
