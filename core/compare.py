@@ -6,14 +6,13 @@ with different batch sizes, subsets or replica counts compare correctly; the rat
 is therefore the ratio of their steady epochs for the same work. The interval comes from the same seconds,
 cut into the epochs' calls of the step loop (EpochMetrics.calls, schema version 2): a bootstrap over those
 calls. A run without calls (a version 1 file) is resampled by its steady epochs. The headline, the ratio
-tables, History, `python -m core compare`, the sweep's crossover and the roofline's points all read it here.
+tables, History, `python -m core compare`, the sweep (core.crossover) and the roofline's points all read it here.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -266,50 +265,3 @@ def race_points(result: RunResult, in_progress: EpochInProgress | None = None) -
             for c in in_progress.calls
         ]  # fmt: skip
     return rows
-
-
-# -- a sweep's crossover, in words ----------------------------------------------------------------------------
-def _batches(values: list[int]) -> str:
-    text = [str(v) for v in values]
-    return text[0] if len(text) == 1 else ", ".join(text[:-1]) + " and " + text[-1]
-
-
-def _pair_sentence(base: str, other: str, base_rates: dict[int, float], other_rates: dict[int, float]) -> str:
-    b, o = base.upper(), other.upper()
-    common = sorted(set(base_rates) & set(other_rates))
-    if not common:
-        return f"No batch size was measured on both {b} and {o}."
-    faster = [n for n in common if other_rates[n] > base_rates[n]]
-    slower = [n for n in common if n not in faster]
-    if not slower:
-        span = (
-            f"batch {common[0]}"
-            if len(common) == 1
-            else f"every batch size in this range ({common[0]} to {common[-1]})"
-        )
-        return f"{o} faster at {span}."
-    if not faster:
-        return f"No crossover in this range ({b} faster at every batch size)."
-    flags = [n in faster for n in common]
-    switches = sum(1 for i in range(1, len(flags)) if flags[i] != flags[i - 1])
-    if switches == 1 and flags[-1]:
-        return f"{o} faster from batch {faster[0]}."
-    if switches == 1:
-        return f"{o} faster up to batch {faster[-1]}; {b} faster from batch {slower[0]}."
-    return f"No clean crossover: {o} faster at batch {_batches(faster)}, {b} at {_batches(slower)}."
-
-
-def crossover_sentence(points: Iterable[SweepPoint]) -> str:
-    """Where each device overtakes the baseline (the first CPU), by each point's samples/s: 'GPU faster from batch 256.'
-
-    A point's samples/s is its repeats' throughput (point_measurements(...).rate, as core.engine.sweep records it).
-    """
-    rates: dict[str, dict[int, float]] = {}
-    for p in points:
-        rates.setdefault(p.device, {})
-        if p.samples_per_second:
-            rates[p.device][p.batch_size] = p.samples_per_second
-    if len(rates) < 2:
-        return "A crossover needs two devices measured, e.g. cpu and gpu."
-    base = next((d for d in rates if d.startswith("cpu")), next(iter(rates)))
-    return " ".join(_pair_sentence(base, d, rates[base], rates[d]) for d in rates if d != base)

@@ -23,7 +23,6 @@ from core.cluster.connect import ADDRESS_ENV
 from core.config import EXECUTIONS, ConfigError, TrainConfig, split_device
 from core.engine.devices import GPU_ADVICE
 from core.engine.limits import share_path
-from core.engine.limits import write as write_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 # A cold first import of TensorFlow (and CUDA probing) can take a minute on a slow disk.
@@ -77,8 +76,6 @@ class Prober:
     def __init__(self, command: list[str] | None = None, timeout: float = PROBE_TIMEOUT_S):
         self.command = command or [sys.executable, "-m", "core", "devices", "--json"]
         self.timeout = timeout
-        self.share_to: str | None = None  # where the measured limits go for the runs (share())
-        self._answered = False
         self._result = Probe(CHECKING)
         self._started = False
         self._done = threading.Event()
@@ -93,27 +90,8 @@ class Prober:
         threading.Thread(target=self._work, name="hardware-probe", daemon=True).start()
 
     def _work(self) -> None:
-        result = _run_probe(self.command, self.timeout)
-        with self._lock:
-            self._result = result
-            self._answered = True
-            self._share()
+        self._result = _run_probe(self.command, self.timeout)
         self._done.set()
-
-    def share(self, path: str) -> None:
-        """Write the check's measured limits to `path` once it has answered (now, if it has): the runs read them there."""
-        with self._lock:
-            self.share_to = path
-            if self._answered:
-                self._share()
-
-    def _share(self) -> None:
-        if not self.share_to:
-            return
-        try:  # the runs this server starts read the check's figures there (core.engine.limits)
-            write_limits(self.share_to, self._result.host.get("limits") or {})
-        except OSError:
-            pass  # each run then measures its own; the page still shows the check's
 
     def result(self) -> Probe:
         """The answer so far (state CHECKING until the subprocess has answered)."""
@@ -158,10 +136,10 @@ _cluster = ClusterProber()
 def start() -> None:
     """Start the process-wide hardware check (once), and the cluster's when TFDASH_RAY_ADDRESS names one.
 
-    It also measures each device's peak and bandwidth for this server: the path LIMITS_ENV names (set here, before
-    the runner starts workers, which inherit it) receives them, and every run this server starts uses them.
+    The check also measures each device's peak and bandwidth for this server: into the file LIMITS_ENV names (set
+    here, so the check's subprocess and every worker the runner starts later inherit it), for every run to use.
     """
-    _default.share(share_path())
+    share_path()
     _default.start()
     if os.environ.get(ADDRESS_ENV, "").strip():
         _cluster.start()
@@ -182,7 +160,8 @@ def result() -> Probe:
 
 
 def wait(timeout: float | None = None) -> Probe:
-    """Wait for the process-wide hardware check."""
+    """Wait for the process-wide hardware check (started as start() starts it, if it was not)."""
+    start()
     return _default.wait(timeout)
 
 

@@ -158,11 +158,6 @@ class RunResult:
             return None
         return first.train_seconds - median
 
-    def median_samples_per_second(self) -> float | None:
-        """Median steady-state training throughput."""
-        steady = self.steady_epochs()
-        return statistics.median(e.samples_per_second for e in steady) if steady else None
-
     def final_test_accuracy(self) -> float | None:
         """The last finished epoch's test accuracy."""
         return self.epochs[-1].test_accuracy if self.epochs else None
@@ -252,7 +247,7 @@ class SweepResult:
     run_id: str | None = None
     schema_version: int = SWEEP_SCHEMA_VERSION
     kind: str = SWEEP_KIND
-    # Where each device overtakes the first, in words (core.compare.crossover_sentence, from the points): set by
+    # Where each device overtakes the first, in words (core.crossover, from the points): set by
     # the sweep as it measures and by core.history's checks as a file is read, never taken from a file as written.
     crossover: str | None = None
 

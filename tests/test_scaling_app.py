@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-from core.compare import crossover_sentence
 from core.config import SweepConfig, TrainConfig
+from core.crossover import crossover_sentence
 from core.history.store import get_store
 from core.results import SweepPoint, SweepResult, points_frame
 from core.runner import JobStatus

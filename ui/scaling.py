@@ -10,8 +10,8 @@ from functools import partial
 import streamlit as st
 
 from core import probe
-from core.compare import crossover_sentence
 from core.config import DEFAULT_BATCH_SIZES, MAX_HIDDEN, MAX_REPEATS, MAX_STEPS, ConfigError
+from core.crossover import crossover_sentence
 from core.engine import models
 from core.history.rows import result_csv
 from core.history.store import Store, StoreError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from core import compare
+from core import crossover
 from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.config import DATASETS, DEFAULT_BATCH_SIZES, MODELS, PRECISIONS, XLA_CHOICES, ConfigError, SweepConfig
 from core.engine import memory
@@ -48,7 +48,7 @@ def format_summary(result) -> str:
     """How many points were measured, and the crossover, in one line."""
     measured = sum(1 for p in result.points if p.samples_per_second)
     total = SweepConfig.from_dict(result.config).progress_total
-    return f"{result.status}: {measured} of {total} points measured. {compare.crossover_sentence(result.points)}"
+    return f"{result.status}: {measured} of {total} points measured. {crossover.crossover_sentence(result.points)}"
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

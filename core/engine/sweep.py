@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from core import compare, device_kinds
-from core.compare import crossover_sentence
 from core.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
+from core.crossover import crossover_sentence
 from core.engine import data as datasets
 from core.engine import devices, limits, models, traffic
 from core.engine import peak as peaks

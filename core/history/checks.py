@@ -16,7 +16,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker, validators
 from jsonschema.exceptions import ValidationError
 
-from core import compare
+from core import crossover
 from core.config import ConfigError, SweepConfig, TrainConfig
 from core.history.limits import RunFileError, show, show_key
 from core.history.schemas import SCHEMAS, TRAIN_KIND
@@ -228,7 +228,7 @@ def _sweep(data: dict[str, Any]) -> SweepResult:
         started_at=data.get("started_at"),
         finished_at=data.get("finished_at"),
         run_id=data.get("run_id"),
-        crossover=compare.crossover_sentence(points),  # recomputed from the points, never the file's own words
+        crossover=crossover.crossover_sentence(points),  # recomputed from the points, never the file's own words
     )
 
 

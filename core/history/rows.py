@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
-from core import compare
+from core import crossover
 from core.compare import elapsed_seconds
 from core.config import canonical_execution
 from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
@@ -128,7 +128,7 @@ def sweep_row(result: SweepResult, origin: str = "local") -> SweepRow:
         points_total=len(devices) * len(batch_sizes),
         status=result.status,
         host=result.host.get("hostname"),
-        crossover=compare.crossover_sentence(result.points),
+        crossover=crossover.crossover_sentence(result.points),
         error=result.error,
         origin=origin,
     )
