@@ -40,6 +40,15 @@ def state_words(state: str, unit: str, done: int, total: int | None) -> str:
     return state  # failed, interrupted: the error sentence says why
 
 
+# A job's status as the page says it: "cancelled" is the file's word, "stopped" the page's (Stop, and state_words).
+STATUS_WORDS = {"cancelled": "stopped"}
+
+
+def status_words(status: str) -> str:
+    """'stopped' for a cancelled job, every other status as it is: one wording on every view."""
+    return STATUS_WORDS.get(status, status)
+
+
 def waiting_behind(what: str) -> str:
     """'waiting behind training softmax on CPU, epoch 3 of 10'."""
     return f"waiting behind {what}"

@@ -223,13 +223,26 @@ def test_quick_demo_runs_and_shows_both_charts_and_the_metrics(server, browser, 
     assert errors == []
     for label in (
         "Final test accuracy",
-        "Median epoch (2+)",
+        "Steady epoch (mean of 2+)",
         "Warm-up cost",
         "Samples / s",
         "GFLOP/s",
         "Share of peak",
     ):
         expect(numbers.first.locator("th", has_text=label)).to_have_count(1)
+    # The headline agrees with the table beside it: its ratio within 10% of the steady epochs' and of the samples/s.
+    headline = page.get_by_text("CPU (multi-step loop, XLA) is ").first.inner_text()
+    ratio = float(re.search(r" is ([0-9.]+)× (faster|slower) ", headline).group(1))
+    ratio = ratio if " faster " in headline else 1 / ratio
+    header = [c.inner_text() for c in numbers.first.locator("th").all()]
+    rows = {}
+    for row in numbers.first.locator("tbody tr").all():
+        cells = [c.inner_text() for c in row.locator("td").all()]
+        rows["loop" if "multi-step loop" in cells[0] else "fit"] = dict(zip(header, cells, strict=True))
+    epoch = {k: float(r["Steady epoch (mean of 2+)"].rstrip(" s")) for k, r in rows.items()}
+    rate = {k: float(r["Samples / s"].replace(",", "")) for k, r in rows.items()}
+    assert abs(ratio / (epoch["fit"] / epoch["loop"]) - 1) < 0.10, (headline, epoch)
+    assert abs(ratio / (rate["loop"] / rate["fit"]) - 1) < 0.10, (headline, rate)
     shot = ARTIFACTS / "quick-demo.png"
     page.screenshot(path=shot)
     if os.environ.get("UPDATE_SCREENSHOT") == "1":  # the README's picture, refreshed on purpose only

@@ -67,7 +67,7 @@ def test_a_run_submitted_in_one_session_is_in_another_sessions_history():
     assert (row["Epochs"], row["Batch"], row["Status"], row["Origin"]) == ("2 of 2", 50, "completed", "local")
     assert row["Host"] == socket.gethostname()
     stored = get_store().get(run_id)
-    assert row["Test accuracy"] == pytest.approx(stored.final_test_accuracy())
+    assert row["Test accuracy"] == pytest.approx(stored.final_test_accuracy() * 100)  # percent, shown as 81.7%
     assert row["Median epoch (s)"] == pytest.approx(stored.median_epoch_seconds())
     assert not second.exception
 

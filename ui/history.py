@@ -159,11 +159,8 @@ def compare_ui(store: Store, picked: list[HistoryRow]) -> None:
     pair = comparison.compare_ui(
         runs, views.run_labels(picked, [{**r.config, "jit_compile": bool(r.device.get("jit_compile"))} for r in runs])
     )
-    if pair and (differences := views.config_differences(runs[pair[0]], runs[pair[1]])):
-        st.caption(
-            f"Besides the device, these runs differ in {'; '.join(differences)}: the ratio compares whole training steps, "
-            "not the devices alone."
-        )
+    if pair and (sentence := views.differences_sentence(runs[pair[0]], runs[pair[1]])):
+        st.caption(views.plain(sentence))
 
 
 def actions_ui(store: Store, picked: list[HistoryRow]) -> None:
@@ -220,7 +217,7 @@ def history_ui() -> None:
         hide_index=True,
         key="history_table",
         column_config={
-            "Test accuracy": st.column_config.NumberColumn(format="percent"),
+            "Test accuracy": st.column_config.NumberColumn(format="%.1f%%"),
             "Median epoch (s)": st.column_config.NumberColumn(format="%.3f"),
         },
     )

@@ -28,7 +28,7 @@ SETTING_WORDS = {
     "dataset": str,
     "epochs": lambda v: f"{v} epochs",
     "hidden_units": lambda v: f"{v} units",
-    "train_subset": lambda v: f"{v or 'all'} samples",
+    "train_subset": lambda v: f"{v:,} samples" if isinstance(v, int) else "all samples",
     "seed": lambda v: f"seed {v}",
 }
 

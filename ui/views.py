@@ -103,9 +103,10 @@ def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
             "Dataset": [r.dataset for r in rows],
             "Batch": [r.batch_size for r in rows],
             "Epochs": [f"{r.epochs_done} of {r.epochs_total}" for r in rows],
-            "Test accuracy": [r.final_test_accuracy for r in rows],
+            # In percent, shown with one decimal as every other accuracy on the page (81.7%, not 0.8170 or 81.70%).
+            "Test accuracy": [None if r.final_test_accuracy is None else r.final_test_accuracy * 100 for r in rows],
             "Median epoch (s)": [r.median_epoch_seconds for r in rows],
-            "Status": [r.status for r in rows],
+            "Status": [progress.status_words(r.status) for r in rows],
             "Run id": [r.run_id for r in rows],
         },
         columns=list(HISTORY_COLUMNS),
@@ -120,12 +121,32 @@ HISTORY_COLUMNS = (
 
 
 def config_differences(a: RunResult, b: RunResult) -> list[str]:
-    """Settings two runs differ in besides the device: 'batch_size 100 vs 256'."""
+    """Settings two runs differ in besides the device, in the labels' words: 'batch 100 vs batch 256'."""
+    words = {k: SETTING_WORDS.get(k, str) for k in TrainConfig.__dataclass_fields__}
     return [
-        f"{k} {a.config.get(k)} vs {b.config.get(k)}"
+        f"{words[k](a.config.get(k))} vs {words[k](b.config.get(k))}"
         for k in TrainConfig.__dataclass_fields__
         if k != "device" and a.config.get(k) != b.config.get(k)
     ]
+
+
+def differences_sentence(a: RunResult, b: RunResult) -> str | None:
+    """What else two compared runs differ in, said as so: 'Besides the device, ...' only where the devices differ."""
+    differences = config_differences(a, b)
+    if not differences:
+        return None
+    same = where_ran(a) == where_ran(b)
+    lead = f"Both on {where_ran(a)}, these runs differ in" if same else "Besides the device, these runs differ in"
+    return (
+        f"{lead} {'; '.join(differences)}: the ratio is of training samples per second, so it compares the whole "
+        f"trainings{'' if same else ', not the devices alone'}."
+    )
+
+
+def where_ran(result: RunResult) -> str:
+    """'CPU:0 on vm': where the run's variables lived (else the device asked for), and the host."""
+    device = result.device.get("variables_on") or str(result.config.get("device") or "?").upper()
+    return f"{device} on {result.host.get('hostname') or 'an unknown host'}"
 
 
 def zip_files(files: dict[str, str]) -> bytes:
@@ -193,7 +214,7 @@ def sweep_pick_label(row: SweepRow) -> str:
     devices = ", ".join(d.upper() for d in row.devices) or "?"
     return (
         f"{short_time(row.when)} · {row.model}{width} on {devices} · {row.host or 'an unknown host'}"
-        f" · {progress.finished('point', row.points_measured, row.points_total)} · {row.status}"
+        f" · {progress.finished('point', row.points_measured, row.points_total)} · {progress.status_words(row.status)}"
     )
 
 
