@@ -39,9 +39,30 @@ def measure(tf_device: str, dtype: str = "float32") -> dict:
     return info
 
 
+# A round of tries whose fastest is more than this times its slowest was disturbed (another process, a worker
+# importing TensorFlow as the server starts): the check tries again, up to ROUNDS rounds, and keeps the best.
+STEADY = 1.25
+ROUNDS = 3
+PAUSE_SECONDS = 1.0
+
+
 def measure_all(tf_devices: list[str]) -> dict[str, dict]:
-    """Every device's float32 figures: what `devices --json` carries under "limits", keyed by TF device string."""
-    return {d: measure(d) for d in tf_devices}
+    """Every device's float32 figures, a steady round of tries each: what `devices --json` carries under "limits"."""
+    found = {}
+    for tf_device in tf_devices:
+        best: dict = {}
+        for attempt in range(ROUNDS):
+            if attempt:
+                time.sleep(PAUSE_SECONDS)
+            peak.clear()  # a fresh round: this process's figures are the kept round's
+            info = measure(tf_device)
+            if (info["peak_gflops"] or 0) > (best.get("peak_gflops") or 0):
+                best = info
+            tries = info["peak_tries"]
+            if not tries or max(tries) <= STEADY * min(tries):
+                break
+        found[tf_device] = {**best, "rounds": attempt + 1}
+    return found
 
 
 def share_path() -> str:

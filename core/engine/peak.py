@@ -90,6 +90,13 @@ def measure_bandwidth(tf_device: str) -> Bandwidth:
         return _bandwidth_cache[tf_device]
 
 
+def clear() -> None:
+    """Forget this process's figures, so the next measure() measures again."""
+    with _lock:
+        _cache.clear()
+        _bandwidth_cache.clear()
+
+
 def utilisation(achieved_gflops: float | None, peak: Peak | float | None) -> float | None:
     """achieved / peak as a fraction (0.25 = 25 %); None where either is unknown."""
     peak_gflops = peak.gflops if isinstance(peak, Peak) else peak
