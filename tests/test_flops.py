@@ -127,12 +127,17 @@ def test_peak_is_measured_once_and_is_plausible():
 
 def test_training_reports_achieved_gflops_and_the_devices_peak():
     from core.config import TrainConfig
+    from core.engine import limits
     from core.engine.training import train
 
     result = train(TrainConfig(dataset="synthetic", train_subset=600, batch_size=50, epochs=2, model="mlp"))
     assert result.status == "completed", result.error
     assert result.device["train_flops_per_sample"] == sum(mlp_by_hand(128))
-    assert result.device["peak_gflops"] == pytest.approx(peak.measure("/CPU:0").gflops)
+    # The figure every run of this process (or of the server, where one shares its own) is held against.
+    shared = limits.shared("/CPU:0", wait=0)
+    expected_peak = shared["peak_gflops"] if shared else peak.measure("/CPU:0").gflops
+    assert result.device["peak_gflops"] == pytest.approx(expected_peak)
+    assert result.device["peak_source"] == ("server" if shared else "process")
     for epoch in result.epochs:
         expected = sum(mlp_by_hand(128)) * epoch.samples_per_second / 1e9
         assert epoch.gflops_per_second == pytest.approx(expected)

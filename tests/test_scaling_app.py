@@ -157,8 +157,9 @@ def test_idle_sentences_compare_a_steps_arithmetic_at_peak_with_its_measured_tim
     bigger = SweepPoint("cpu", 1000, 10, 2e6, 2e6, 2e6, step_ms=0.5)
     (sentence,) = views.idle_sentences([bigger, slow], 1000, {"cpu": {"peak_gflops": 100.0}})
     assert sentence == (
-        "CPU at batch 100: a step is 0.10 MFLOP, 1.0 µs of arithmetic at this device's measured peak of "
-        "100 GFLOP/s, but it took 100 µs: 1.0% of the step was arithmetic."
+        "CPU at batch 100: a step is 0.10 MFLOP, 1.0 µs at this device's large-square-matmul peak of "
+        "100 GFLOP/s, but it took 100 µs: at that peak the arithmetic would be 1.0% of the step (matmuls this small "
+        "run far below it; the Train view's why times them at their shapes)."
     )
     assert views.idle_sentences([slow], None, {}) == []
 

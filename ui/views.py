@@ -242,7 +242,7 @@ def _whole(value: float | None) -> float | None:
 
 
 def idle_sentences(points: Sequence[SweepPoint], flops_per_sample: float | None, devices: dict) -> list[str]:
-    """Per device, from its smallest measured batch: how much of a step is arithmetic at the device's peak."""
+    """Per device, from its smallest measured batch: how much of a step the arithmetic would be at the square peak."""
     said, sentences = set(), []
     for p in sorted((p for p in points if p.step_ms), key=lambda p: p.batch_size):
         peak = (devices.get(p.device) or {}).get("peak_gflops")
@@ -252,8 +252,10 @@ def idle_sentences(points: Sequence[SweepPoint], flops_per_sample: float | None,
         arithmetic_ms = p.batch_size * flops_per_sample / (peak * 1e9) * 1000
         sentences.append(
             f"{p.label} at batch {p.batch_size}: a step is {p.batch_size * flops_per_sample / 1e6:,.2f} MFLOP, "
-            f"{arithmetic_ms * 1000:,.1f} µs of arithmetic at this device's measured peak of {peak:,.0f} GFLOP/s, "
-            f"but it took {p.step_ms * 1000:,.0f} µs: {min(arithmetic_ms / p.step_ms, 1):.1%} of the step was arithmetic."
+            f"{arithmetic_ms * 1000:,.1f} µs at this device's large-square-matmul peak of {peak:,.0f} GFLOP/s, "
+            f"but it took {p.step_ms * 1000:,.0f} µs: at that peak the arithmetic would be "
+            f"{min(arithmetic_ms / p.step_ms, 1):.1%} of the step (matmuls this small run far below it; "
+            "the Train view's why times them at their shapes)."
         )
     return sentences
 

@@ -43,7 +43,7 @@ def measure(tf_device: str, dtype: str = "float32") -> dict:
 # importing TensorFlow as the server starts): the check tries again, up to ROUNDS rounds, and keeps the best.
 STEADY = 1.25
 ROUNDS = 3
-PAUSE_SECONDS = 1.0
+PAUSE_SECONDS = 2.0
 
 
 def measure_all(tf_devices: list[str]) -> dict[str, dict]:
