@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core import why  # noqa: E402
 from core.config import EXECUTIONS, TrainConfig  # noqa: E402
+from core.engine import floor  # noqa: E402
 from core.engine.training import train  # noqa: E402
 
 
@@ -51,7 +52,7 @@ def main() -> None:
         samples = steps * 100
         compute = samples * d["train_flops_per_sample"] / (d["peak_gflops"] * 1e9)  # at the square-matmul peak
         memory = samples * d["train_bytes_per_sample"] / (d["bandwidth_gbs"] * 1e9)
-        overhead = steps * d["step_floor_seconds"]
+        overhead = steps * floor.measure(d["tf_device"], mode, d["jit_compile"])
         ratios[mode] = median / max(compute, memory)
         print(
             f"{mode:<16} {d['jit_compile']!s:>5} {median:8.3f} {compute:8.4f} {memory:8.4f} "

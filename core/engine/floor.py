@@ -3,7 +3,8 @@
 The same execution mode, the same loop and the same jit_compile as a run, on a trivial model (one
 input feature -> Dense(10), batch 1), so nearly all that is left of a step is the cost of running
 one at all: Python, op dispatch, Keras' bookkeeping, the host-device sync. Steps x floor is the
-overhead no device speed removes (core.roofline); only fewer, larger steps do.
+overhead no device speed removes; only fewer, larger steps do. bench/floor.py compares each mode's epoch with it;
+a run's own fixed cost per step is core.engine.profile's.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import numpy as np
 
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine import peak as peaks
 from core.engine.executions import ENGINES
 from core.engine.job import never_stop
 from core.engine.tf_setup import tf
@@ -42,15 +42,6 @@ def measure_or_none(tf_device: str, execution: str, jit_compile: bool) -> float 
         return measure(tf_device, execution, jit_compile)
     except Exception:  # noqa: BLE001
         return None
-
-
-def limits(tf_device: str, execution: str, jit_compile: bool) -> dict[str, float | None]:
-    """The device info's bandwidth_gbs and step_floor_seconds; None for one that failed ("not measured")."""
-    try:
-        bandwidth: float | None = peaks.measure_bandwidth(tf_device).gbs
-    except Exception:  # noqa: BLE001 - the roofline is a bonus: a failed measurement never fails the run
-        bandwidth = None
-    return {"bandwidth_gbs": bandwidth, "step_floor_seconds": measure_or_none(tf_device, execution, jit_compile)}
 
 
 def benchmark(tf_device: str, execution: str, jit_compile: bool) -> float:

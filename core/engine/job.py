@@ -1,4 +1,4 @@
-"""The skeleton every engine job shares (a training run, a sweep): status, error sentence, peak, placement.
+"""The skeleton every engine job shares (a training run, a sweep): status, error sentence, placement.
 
 A job is a function that fills in a result; run_job() turns how it ended into the result's
 status ("completed", "cancelled" when should_stop() said stop, "failed" with one sentence of
@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from core.config import ConfigError
 from core.engine import data as datasets
-from core.engine import devices, peak
+from core.engine import devices
 from core.engine.tf_setup import tf
 from core.results import utc_now
 
@@ -54,17 +54,6 @@ def run_job(result: R, work: Callable[[], Any], out_of_memory: str) -> R:
         result.error = error_text(err, out_of_memory)
     result.finished_at = utc_now()
     return result
-
-
-def measure_peak(tf_device: str, dtype: str = "float32") -> peak.Peak | None:
-    """The device's matmul peak in `dtype` (once per process, about half a second on a CPU), or None if it fails.
-
-    Utilisation is a bonus: a failed measurement never fails the job. Call it before anything is timed.
-    """
-    try:
-        return peak.measure(tf_device, dtype)
-    except Exception:  # noqa: BLE001
-        return None
 
 
 def check_placement(model, tf_device: str) -> str:
