@@ -31,7 +31,7 @@ def main() -> None:
     # A subheader, not a title: on a 1280x720 projector the view's own content gets the height.
     st.subheader("TensorFlow training: CPU vs GPU, live", anchor=False)
     st.caption(
-        "Same model, data, seed and batches in every run; speed compares training samples per second after epoch 1 (it compiles)."
+        "Same model, data, seed and batches in every run; speed is samples per second after epoch 1 (it compiles)."
     )
     watcher.queue_ui()
     page.run()

@@ -90,7 +90,7 @@ def test_the_compare_command_runs_the_group_and_its_ratio_points_the_way_samples
     assert f"{rates[1]:,.0f}" in row and f"{rates[1] / rates[0]:.2f}x" in row
     # Batch 60 trains 3x the samples per step: the ratio is of samples/s, as each epoch line prints them, not of steps.
     printed = [float(line.split()[-2].replace(",", "")) for line in out.splitlines() if line.startswith("epoch   2/2")]
-    shown = float(row.split()[2].rstrip("x"))
+    shown = float(row.split()[3].rstrip("x"))  # "batch 60  120,750  3.01x (2.90-3.12)"
     assert shown == pytest.approx(printed[1] / printed[0], rel=0.25)
 
 

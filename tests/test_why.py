@@ -89,10 +89,11 @@ def small_run_and_sweep():
     from core.engine.sweep import run_sweep
     from core.engine.training import train
 
-    result = train(TrainConfig(dataset="synthetic", train_subset=2_000, batch_size=32, epochs=2, optimizer="sgd",
+    # Batch 8 without XLA: the graph loop's per-step dispatch outweighs 8 samples' work, so a larger batch clearly helps.
+    result = train(TrainConfig(dataset="synthetic", train_subset=8_192, batch_size=8, epochs=2, optimizer="sgd",
                                learning_rate=0.01, xla="off"))  # fmt: skip
     assert result.status == "completed", result.error
-    sweep = run_sweep(SweepConfig(batch_sizes=(32, 128), repeats=3, xla="off"))
+    sweep = run_sweep(SweepConfig(batch_sizes=(8, 32), repeats=3, xla="off"))
     assert sweep.status == "completed", sweep.error
     return result, sweep
 
@@ -100,15 +101,14 @@ def small_run_and_sweep():
 def test_the_advice_agrees_with_a_real_sweep_of_the_same_model(small_run_and_sweep):
     result, sweep = small_run_and_sweep
     s = why.run_split(result)
-    assert s is not None and result.device["profile_batches"] == [32, 128]
+    assert s is not None and result.device["profile_batches"] == [8, 32]
     assert 0 < result.device["why_setup_seconds"] < 60
     larger, gain, timed = why.batch_gain(s)
     rates = {p.batch_size: p.samples_per_second for p in sweep.points}
-    swept = rates[128] / rates[32]
-    assert larger == 128 and timed
+    swept = rates[32] / rates[8]
+    assert larger == 32 and timed
     # The set-up's two steps and the sweep's points time the same step: their gains agree within 40%.
     assert abs(math.log(gain / swept)) < math.log(1.4), (gain, swept)
-    helps = why.advice(s).startswith("A larger batch would help")
-    assert helps == (swept >= why.HELPS) or abs(swept - why.HELPS) < 0.15, (gain, swept)
+    assert why.advice(s).startswith("A larger batch would help") and swept >= why.HELPS, (gain, swept)
     # The parts are each measured and add up, within what a shared 2-core machine allows for a 60-step epoch.
     assert 0.5 < s.explained < 2.0 and set(s.parts()) >= {"fixed", "compute", "memory", "other", "setup"}

@@ -140,7 +140,7 @@ def breakdown_chart(splits: Sequence[why.Split], runs: Sequence[str]):
         title=None,
         sort=list(PARTS.values()),
         scale=alt.Scale(domain=list(PARTS.values()), range=list(PART_COLOURS)),
-        legend=alt.Legend(orient="bottom", columns=2, labelLimit=0),  # short labels: a half-width chart cut long ones
+        legend=alt.Legend(orient="bottom", columns=1, labelLimit=0),  # one a row: a half-width chart cut two columns
     )
     bars = (
         alt.Chart(frame)
