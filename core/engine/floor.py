@@ -17,7 +17,7 @@ from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine import peak as peaks
 from core.engine.executions import ENGINES
-from core.engine.job import never_stop
+from core.engine.job import StopCheck, never_stop
 from core.engine.tf_setup import tf
 
 FLOOR_STEPS = 256  # per epoch; the first epoch traces (and with XLA compiles), the rest are timed
@@ -27,33 +27,40 @@ _cache: dict[tuple[str, str, bool], float] = {}
 _lock = threading.Lock()
 
 
-def measure(tf_device: str, execution: str, jit_compile: bool) -> float:
-    """Seconds per step of a trivial step on `tf_device` in `execution` mode, measured once per process."""
+def measure(tf_device: str, execution: str, jit_compile: bool, should_stop: StopCheck = never_stop) -> float:
+    """Seconds per step of a trivial step on `tf_device` in `execution` mode, measured once per process; a stop
+    (should_stop) ends it between calls, keeping nothing."""
     key = (tf_device, execution, jit_compile)
     with _lock:
         if key not in _cache:
-            _cache[key] = benchmark(tf_device, execution, jit_compile)
+            _cache[key] = benchmark(tf_device, execution, jit_compile, should_stop)
         return _cache[key]
 
 
-def measure_or_none(tf_device: str, execution: str, jit_compile: bool) -> float | None:
-    """measure(), or None if it fails: a failed measurement never fails the run that asked for it."""
+def measure_or_none(
+    tf_device: str, execution: str, jit_compile: bool, should_stop: StopCheck = never_stop
+) -> float | None:
+    """measure(), or None if it fails or is stopped: a failed measurement never fails the run that asked for it."""
     try:
-        return measure(tf_device, execution, jit_compile)
+        return measure(tf_device, execution, jit_compile, should_stop)
     except Exception:  # noqa: BLE001
         return None
 
 
-def limits(tf_device: str, execution: str, jit_compile: bool) -> dict[str, float | None]:
-    """The device info's bandwidth_gbs and step_floor_seconds; None for one that failed ("not measured")."""
+def limits(
+    tf_device: str, execution: str, jit_compile: bool, should_stop: StopCheck = never_stop
+) -> dict[str, float | None]:
+    """The device info's bandwidth_gbs and step_floor_seconds; None for one that failed or was stopped ("not
+    measured": the caller asks should_stop itself after)."""
     try:
-        bandwidth: float | None = peaks.measure_bandwidth(tf_device).gbs
+        bandwidth: float | None = peaks.measure_bandwidth(tf_device, should_stop).gbs
     except Exception:  # noqa: BLE001 - the roofline is a bonus: a failed measurement never fails the run
         bandwidth = None
-    return {"bandwidth_gbs": bandwidth, "step_floor_seconds": measure_or_none(tf_device, execution, jit_compile)}
+    floor = measure_or_none(tf_device, execution, jit_compile, should_stop) if not should_stop() else None
+    return {"bandwidth_gbs": bandwidth, "step_floor_seconds": floor}
 
 
-def benchmark(tf_device: str, execution: str, jit_compile: bool) -> float:
+def benchmark(tf_device: str, execution: str, jit_compile: bool, should_stop: StopCheck = never_stop) -> float:
     """Run the trivial model's epochs now, uncached; seconds per step of the fastest timed epoch."""
     t = tf()
     import keras
@@ -69,7 +76,7 @@ def benchmark(tf_device: str, execution: str, jit_compile: bool) -> float:
         for epoch in range(1 + TIMED_EPOCHS):
             engine.prepare_epoch()
             began = time.perf_counter()
-            engine.train_epoch(never_stop)
+            engine.train_epoch(should_stop)
             if epoch:
                 best = min(best, time.perf_counter() - began)
     return best / FLOOR_STEPS

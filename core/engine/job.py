@@ -56,13 +56,13 @@ def run_job(result: R, work: Callable[[], Any], out_of_memory: str) -> R:
     return result
 
 
-def measure_peak(tf_device: str, dtype: str = "float32") -> peak.Peak | None:
+def measure_peak(tf_device: str, dtype: str = "float32", should_stop: StopCheck | None = None) -> peak.Peak | None:
     """The device's matmul peak in `dtype` (once per process, about half a second on a CPU), or None if it fails.
 
     Utilisation is a bonus: a failed measurement never fails the job. Call it before anything is timed.
     """
     try:
-        return peak.measure(tf_device, dtype)
+        return peak.measure(tf_device, dtype, should_stop)
     except Exception:  # noqa: BLE001
         return None
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from core.engine.tf_setup import tf
@@ -68,20 +69,32 @@ _bandwidth_cache: dict[str, Bandwidth] = {}
 _lock = threading.Lock()
 
 
-def measure(tf_device: str, dtype: str = "float32") -> Peak:
-    """Peak matmul GFLOP/s of `tf_device` ('/CPU:0', '/GPU:0') in `dtype`, measured once per process and dtype."""
+class Stopped(Exception):
+    """A measurement cut short because its run was stopped: nothing is kept of it."""
+
+
+def measure(tf_device: str, dtype: str = "float32", should_stop: Callable[[], bool] | None = None) -> Peak:
+    """Peak matmul GFLOP/s of `tf_device` ('/CPU:0', '/GPU:0') in `dtype`, measured once per process and dtype.
+
+    should_stop: asked between trials (0.1 s each); True raises Stopped (a run's Stop is not held up by it)."""
     with _lock:
         if (tf_device, dtype) not in _cache:
-            _cache[tf_device, dtype] = benchmark(tf_device, dtype)
+            _cache[tf_device, dtype] = benchmark(tf_device, dtype, should_stop)
         return _cache[tf_device, dtype]
 
 
-def measure_bandwidth(tf_device: str) -> Bandwidth:
-    """Memory bandwidth of `tf_device` in GB/s, measured once per process (a second call reuses it)."""
+def measure_bandwidth(tf_device: str, should_stop: Callable[[], bool] | None = None) -> Bandwidth:
+    """Memory bandwidth of `tf_device` in GB/s, measured once per process (a second call reuses it); should_stop
+    as measure()'s."""
     with _lock:
         if tf_device not in _bandwidth_cache:
-            _bandwidth_cache[tf_device] = bandwidth_benchmark(tf_device)
+            _bandwidth_cache[tf_device] = bandwidth_benchmark(tf_device, should_stop)
         return _bandwidth_cache[tf_device]
+
+
+def _stop_if(should_stop: Callable[[], bool] | None) -> None:
+    if should_stop is not None and should_stop():
+        raise Stopped
 
 
 def utilisation(achieved_gflops: float | None, peak: Peak | float | None) -> float | None:
@@ -92,7 +105,7 @@ def utilisation(achieved_gflops: float | None, peak: Peak | float | None) -> flo
     return achieved_gflops / peak_gflops
 
 
-def benchmark(tf_device: str, dtype: str = "float32") -> Peak:
+def benchmark(tf_device: str, dtype: str = "float32", should_stop: Callable[[], bool] | None = None) -> Peak:
     """Run the microbenchmark now, uncached (measure() is what runs and sweeps use)."""
     t = tf()
     kind = "GPU" if "GPU" in tf_device.upper() else "CPU"
@@ -103,6 +116,7 @@ def benchmark(tf_device: str, dtype: str = "float32") -> Peak:
         b = t.cast(t.random.uniform((n, n), dtype=t.float32), dtype)
 
         def run(multiplies: int) -> float:
+            _stop_if(should_stop)
             start = time.perf_counter()
             for _ in range(multiplies):
                 c = t.linalg.matmul(a, b)
@@ -124,7 +138,7 @@ def benchmark(tf_device: str, dtype: str = "float32") -> Peak:
     )
 
 
-def bandwidth_benchmark(tf_device: str) -> Bandwidth:
+def bandwidth_benchmark(tf_device: str, should_stop: Callable[[], bool] | None = None) -> Bandwidth:
     """Run the read-and-reduce microbenchmark now, uncached (measure_bandwidth() is what runs use)."""
     t = tf()
     kind = "GPU" if "GPU" in tf_device.upper() else "CPU"
@@ -136,6 +150,7 @@ def bandwidth_benchmark(tf_device: str) -> Bandwidth:
         reduce = t.function(lambda x: t.reduce_sum(x))
 
         def run(reads: int) -> float:
+            _stop_if(should_stop)
             start = time.perf_counter()
             for _ in range(reads):
                 s = reduce(a)

@@ -39,12 +39,14 @@ def train(
     run_id: str | None = None,
     on_progress: ProgressCallback | None = None,
     take_turn: Callable[[], None] | None = None,
+    measurements: bool = True,
 ) -> RunResult:
     """Train a fresh model on config.device; never raises for a training failure.
 
-    on_epoch(metrics, result) after each finished epoch; on_progress(EpochInProgress) during one, at most
-    every PROGRESS_SECONDS; should_stop() is asked between calls of the step loop. take_turn() (core.turns),
-    when given, blocks until this run may go on alone: before the setup (data, peak, floor) and before each epoch.
+        on_epoch(metrics, result) after each finished epoch; on_progress(EpochInProgress) during one, at most
+        every PROGRESS_SECONDS; should_stop() is asked between calls of the step loop. take_turn() (core.turns),
+        when given, blocks until this run may go on alone: before the setup and epoch 1, and before each later epoch
+    (epoch 2's turn begins with the device's measurements: measure_device; measurements=False leaves them out).
     """
     stop = should_stop or never_stop
 
@@ -78,8 +80,6 @@ def train(
         run_config = replace(config, batch_size=config.batch_size * replicas) if strategy else config
         result.device.update(replicas=replicas, global_batch_size=run_config.batch_size)
         with strategy.scope() if strategy else t.device(tf_device):
-            # Before the seed is set: the floor's trivial model draws its own random weights.
-            result.device.update(floor.limits(tf_device, config.execution, jit_compile))
             keras.utils.set_random_seed(config.seed)
             # Build inside the scope: variables stay on the device they were created on.
             model = models.build(config.model, config.hidden_units, config.precision)
@@ -94,16 +94,15 @@ def train(
             result.device.update(
                 traffic.info(model, config.optimizer, run_config.batch_size), steps_per_epoch=engine.steps
             )
-            # Share of peak against a matmul in the compute dtype: a bfloat16 run against a bfloat16 peak.
-            peak = measure_peak(tf_device, result.device["compute_dtype"])
-            result.device["peak_gflops"] = peak.gflops if peak else None
-            result.device["peak_dtype"] = result.device["compute_dtype"]
-            strip = learned.strip_indices(data.y_test)
+            strip = learned.strip_indices(data.y_test, config.seed)
             x_strip, y_strip = t.constant(data.x_test[strip]), data.y_test[strip].tolist()
             most_points = timeline.points_per_epoch(config.epochs)
             seconds_before, samples_before = 0.0, 0
             for epoch in range(1, config.epochs + 1):
-                turn()
+                if epoch > 1:  # epoch 1 goes on in the setup's turn: its first calls are drawn seconds after Run
+                    turn()
+                if epoch == 2 and measurements:
+                    measure_device(result.device, tf_device, config.execution, jit_compile, stop)
                 engine.prepare_epoch()
                 began_training = time.perf_counter()
                 calls_so_far = functools.partial(
@@ -140,6 +139,9 @@ def train(
                 samples_before += engine.samples_per_epoch
                 if on_epoch is not None:
                     on_epoch(metrics, result)
+            if measurements and "peak_gflops" not in result.device:  # a run of one epoch
+                turn()
+                measure_device(result.device, tf_device, config.execution, jit_compile, stop)
 
     out_of_memory = (
         f"Out of memory on {config.device} with batch size {config.batch_size} "
@@ -148,9 +150,26 @@ def train(
     return run_job(result, work, out_of_memory)
 
 
+def measure_device(device: dict, tf_device: str, execution: str, jit_compile: bool, stop: StopCheck) -> None:
+    """The device's bandwidth, step floor and matmul peak into the run's device info, alone (in a turn of its own).
+
+    After epoch 1, not before it: these take seconds (the floor traces a model of its own), and before epoch 1
+    they kept the race chart empty that long after Run. Every steady epoch still comes after them. A Stop ends
+    them within a tenth of a second or so (raises Cancelled), as it ends an epoch.
+    """
+    device.update(floor.limits(tf_device, execution, jit_compile, stop))
+    # Share of peak against a matmul in the compute dtype: a bfloat16 run against a bfloat16 peak.
+    peak = measure_peak(tf_device, device["compute_dtype"], stop) if not stop() else None
+    if stop():
+        raise Cancelled
+    device["peak_gflops"] = peak.gflops if peak else None
+    device["peak_dtype"] = device["compute_dtype"]
+
+
 def _progress_check(stop: StopCheck, epoch: int, engine, calls_so_far, on_progress: ProgressCallback) -> StopCheck:
-    """should_stop() for one epoch's training that also sends its calls so far, at most every PROGRESS_SECONDS."""
-    sent = time.perf_counter()
+    """should_stop() for one epoch's training that also sends its calls so far: the first call's at once (the race
+    moves seconds after Run, epoch 1 included), then at most every PROGRESS_SECONDS."""
+    sent = -PROGRESS_SECONDS
 
     def check() -> bool:
         nonlocal sent
