@@ -104,8 +104,8 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
     medians = {"GPU:0 on gpu-server": server.median_epoch_seconds(), here: local.median_epoch_seconds()}
     fast, slow = sorted(medians, key=medians.get)
     expected = f"{fast} is {medians[slow] / medians[fast]:.1f}× faster than {slow} (median of epochs 2+)."
-    (shown,) = [m.value for m in history.markdown if m.value.startswith("### ")]
-    assert shown == f"### {views.plain(expected)}"
+    (shown,) = [m.value for m in history.markdown if m.value.startswith("#### ")]
+    assert shown == f"#### {views.plain(expected)}"
     # The runs differ in more than their device, and the page says so.
     assert any(
         "besides the device" in c.value.lower() and "train_subset 1000 vs 200" in c.value for c in history.caption
@@ -224,7 +224,7 @@ def test_a_comparisons_two_runs_overlay_under_labels_that_say_what_differs_and_i
     series = [f"{here} (plain fit)", f"{here} (multi-step loop, XLA)"]
     assert encoding(race_spec)["color"]["scale"]["domain"] == series
     assert [r["series"] for r in time_rows].count(series[0]) == 2  # two epochs each, not four under one name
-    (sentence,) = [m.value for m in at.markdown if m.value.startswith("### ")]
+    (sentence,) = [m.value for m in at.markdown if m.value.startswith("#### ")]
     named = [s for s in series if views.plain(s) in sentence]
     assert len(named) == 2, sentence  # "X is 2.6x faster than X" named one run twice
     assert "Execution" in history_table(at).columns
