@@ -118,7 +118,7 @@ def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, in
     """The speedup with its spread and count (what it measures: MEASURED, under the charts); by_value: name the
     axis' values, not the runs. While two runs have no speedup yet, says when it comes. Returns the sentence."""
     if pair is None:
-        if len(results) == 2:
+        if len(results) == 2 and any(r.status in ("queued", "running") for r in results):  # live runs, not stored ones
             st.markdown(f"#### :gray[{WAITING}]")
         return ""
     base, other = pair
