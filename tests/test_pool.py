@@ -59,12 +59,13 @@ def test_a_comparisons_two_runs_start_in_the_two_waiting_workers_and_the_pool_fi
         assert runner.warm(60) and runner.ready()
         waiting = {w.pid for w in runner._pool._waiting}
         assert len(waiting) == 2
+        before = workers_of(os.getpid())  # this runner's, and other tests' runners' in this process
         ids = runner.submit_group([PidsConfig(), PidsConfig()], ["g-1", "g-2"])
         assert not runner.ready()  # queued or running: a Run now would wait
         results = [runner.wait(i, 60).result for i in ids]
-        # Both ran in the workers that were waiting, and no worker had started beside them.
+        # Both ran in the workers that were waiting, and no worker (of any runner here) had started beside them.
         assert {pid for pid, _ in results} == waiting
-        assert all(set(beside) <= waiting for _, beside in results)
+        assert all(set(beside) <= before for _, beside in results)
         # Once the group ended, two fresh workers wait again, and the page may offer Run.
         assert runner.warm(60)
         deadline = time.monotonic() + 30
