@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import resources, watcher
+from ui import compared, resources, watcher
 
 # (page file, title, icon): the views in the order the navigation bar shows them, Train first.
 VIEWS = (
@@ -28,13 +28,13 @@ def main() -> None:
         return
     pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(VIEWS)]
     page = st.navigation(pages, position="top")
-    # A subheader, not a title: on a 1280x720 projector the view's own content gets the height.
-    st.subheader("TensorFlow training: CPU vs GPU, live", anchor=False)
+    compared.title_slot()  # the title follows what the view compares (Train's runs); the view fills it
     st.caption(
         "Same model, data, seed and batches in every run; speed is samples per second after epoch 1 (it compiles)."
     )
     watcher.queue_ui()
     page.run()
+    compared.default_title_ui()
 
 
 main()

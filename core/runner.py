@@ -3,8 +3,9 @@
 The queue belongs to no browser session: closing a tab or rerunning a script neither stops nor
 duplicates a run, and any session can find it again by its id. Jobs run in a worker process
 (core.worker) that exits after its job, so this process's memory returns to its idle size; the
-next worker is started at once and waits with TensorFlow imported. Listeners (the store) run
-here, in this process, on the events the worker sends back: one writer for the history.
+next workers start once the job has ended and wait with TensorFlow imported (core.pool: as many as a
+comparison has runs, where memory holds them). Listeners (the store) run here, in this process, on the
+events the worker sends back: one writer for the history.
 
 A comparison's runs, submitted as a group (submit_group), start together and take turns epoch by
 epoch, each in its own worker (core.turns): still one training at a time, but both runs meet the
@@ -20,10 +21,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from core import pool
 from core.jobs import Job, JobStatus, check_importable, ending
 from core.results import EpochInProgress
 from core.turns import Turn, alternate
-from core.worker import STOP_GRACE_SECONDS, Worker
+from core.worker import STOP_GRACE_SECONDS
 
 # A job kind: a module-level function (it crosses to the worker by name) run(config, on_item(item,
 # result), should_stop() -> bool, run_id) -> result. Optional attributes: `admit(config)`, called
@@ -41,7 +43,9 @@ Listener = Callable[[str, Job, Any], None]
 class Runner:
     """A queue, one dispatcher thread and one training at a time: jobs run one after another, a group's taking turns."""
 
-    def __init__(self, kinds: dict[type, JobKind]) -> None:
+    def __init__(self, kinds: dict[type, JobKind], warm: int = 1) -> None:
+        """warm: how many workers wait with TensorFlow imported between jobs (core.pool; the page's: one per run
+        of a comparison, within core.engine.memory.warm_workers' budget)."""
         check_importable(kinds)
         self._kinds = dict(kinds)
         self._cond = threading.Condition()
@@ -51,7 +55,7 @@ class Runner:
         self._counter = itertools.count()
         self._listeners: list[Listener] = []
         self._closed = False
-        self._worker = Worker(self._kinds.values())  # warming up now, before anyone presses Run
+        self._pool = pool.Pool(self._kinds.values(), warm)  # warming up now, before anyone presses Run
         self._dispatcher = threading.Thread(target=self._work, name="training-runner", daemon=True)
         self._dispatcher.start()
 
@@ -63,8 +67,7 @@ class Runner:
                 job.stop.set()
             self._cond.notify_all()
         self._dispatcher.join(STOP_GRACE_SECONDS + 15)
-        self._worker.kill()
-        self._worker.close()
+        self._pool.close()
 
     def __enter__(self) -> Runner:
         return self
@@ -111,7 +114,8 @@ class Runner:
                 admit(config)  # e.g. core.engine.memory.check: a run that cannot fit is refused, never stored
         fits = getattr(self._kinds[type(configs[0])], "fits_together", None)
         local = not any(getattr(c, "node", None) for c in configs) and len({type(c) for c in configs}) == 1
-        together = run_ids[0] if len(configs) > 1 and local and fits is not None and fits(configs) else None
+        fit = fits is not None and fits(configs, waiting=self._pool.size)
+        together = run_ids[0] if len(configs) > 1 and local and fit else None
         jobs = [Job(run_id=i, config=c, order=next(self._counter), together=together) for c, i in zip(configs, run_ids, strict=True)]  # fmt: skip
         with self._cond:
             for job in jobs:
@@ -145,8 +149,15 @@ class Runner:
         return True
 
     def warm(self, timeout: float | None = None) -> bool:
-        """Block until the worker for the next job has TensorFlow imported (True), or timeout / it died (False)."""
-        return self._worker.wait_ready(timeout)
+        """Block until the workers for the next job wait with TensorFlow imported (True), or timeout / one died (False)."""
+        return self._pool.wait_ready(timeout)
+
+    def ready(self) -> bool:
+        """Whether a job submitted now would start at once: nothing queued or running, the waiting workers ready."""
+        with self._cond:
+            if self._queue or self._running:
+                return False
+        return self._pool.ready()
 
     def status(self, run_id: str) -> JobStatus | None:
         """Where a job stands, or None if this process has never seen it."""
@@ -203,6 +214,8 @@ class Runner:
                 self._run_together(group)
             else:
                 self._finish(job, *self._run_in_worker(job))
+            if not self._closed:
+                self._pool.fill()  # the next job's workers start now, once this one has ended
 
     def _finish(self, job: Job, result: Any, state: str) -> None:
         """A job has ended (result, state): record it, tell the listeners, then let wait() return."""
@@ -247,32 +260,21 @@ class Runner:
             from core.cluster import remote
 
             return ending(job, remote.run(kind, job.config, job.run_id, job.stop.is_set, self._relay(job)), None)
-        worker = self._ready(self._worker)
+        worker = self._pool.replace(*self._pool.take(1))
         if not worker.ready:
+            worker.close()
             return ending(job, ("died",), worker)
         try:
-            said = worker.run(kind, job.config, job.run_id, job.stop, self._relay(job))
+            with pool.timed():
+                said = worker.run(kind, job.config, job.run_id, job.stop, self._relay(job))
         finally:
-            self._next_worker(worker)
+            worker.close()  # it exits: its memory goes back
         return ending(job, said, worker)
 
-    def _ready(self, worker: Worker) -> Worker:
-        """`worker` once it is ready, or a fresh one if it died while importing (e.g. killed): one try, so a queued
-        job is not lost to it. The waiting worker's replacement becomes the waiting worker."""
-        if worker.wait_ready():
-            return worker
-        worker.close()
-        fresh = Worker(self._kinds.values())
-        if self._worker is worker:
-            self._worker = fresh
-        fresh.wait_ready()
-        return fresh
-
     def _run_together(self, group: list[Job]) -> None:
-        """A group's jobs, each in a worker of its own (the waiting one, then fresh ones, all ready before any
+        """A group's jobs, each in a worker of its own (the waiting ones, then fresh ones, all ready before any
         starts: a worker importing TensorFlow would slow a run being timed), taking turns (core.turns)."""
-        fresh = [Worker(self._kinds.values()) for _ in group[1:]]  # all importing at once, before any is waited for
-        workers = [self._ready(w) for w in [self._worker, *fresh]]
+        workers = [self._pool.replace(w) for w in self._pool.take(len(group))]
         turns = [
             Turn(w, self._kinds[type(j.config)], j.config, j.run_id, j.stop, self._relay(j))
             for j, w in zip(group, workers, strict=True)
@@ -284,16 +286,10 @@ class Runner:
             self._finish(job, *ending(job, turn.ending, turn.worker))
 
         try:
-            alternate([t for t in turns if t.worker.ready], on_end)
+            with pool.timed():
+                alternate([t for t in turns if t.worker.ready], on_end)
+        finally:
             for turn in turns:
-                if not turn.worker.ready:
+                if turn.ending is None:  # never started (it died starting up), or alternate() raised
                     turn.ending = ("died",)
                     on_end(turn)
-        finally:
-            self._next_worker(workers[0])
-
-    def _next_worker(self, finished: Worker) -> None:
-        # The finished worker exits (its memory goes back); the next one starts importing at once.
-        finished.close()
-        if self._worker is finished and not self._closed:
-            self._worker = Worker(self._kinds.values())

@@ -9,9 +9,10 @@ on, each epoch of the multi-step loop runs at a pace of its own, so a headline f
 spread over five presses by ±10-20% either way, taking turns or not (bench/headline_stability.py
 --also-one-after-another). The Quick demo now has five steady epochs (core.config): ±5-13%.
 
-Each run is still timed alone: the workers not holding the turn are blocked on their pipe, idle, and
-the data loading, peak and floor measurements are a turn of their own (core.engine.training). Stop is
-as quick as for one run: a worker waiting for its turn wakes on stop and ends at once.
+Each run is still timed alone: the workers not holding the turn are blocked on their pipe, idle; a run's
+setup goes with its epoch 1, and the device's peak and floor measurements open its epoch 2's turn
+(core.engine.training). Stop is as quick as for one run: a worker waiting for its turn wakes on stop and
+ends at once.
 
 The parent's side only: the worker's side is take_turn() in core.worker. No TensorFlow here.
 """

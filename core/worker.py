@@ -73,6 +73,19 @@ class Worker:
                     return False
             return self.ready
 
+    def poll_ready(self) -> bool:
+        """Whether the worker has said it is ready, without waiting (False while another thread waits for it)."""
+        if self.ready or not self._ready_lock.acquire(blocking=False):
+            return self.ready
+        try:
+            if self.conn.poll(0):
+                self.ready = self.conn.recv()[0] == "ready"
+        except (EOFError, OSError):
+            pass  # died starting up: not ready
+        finally:
+            self._ready_lock.release()
+        return self.ready
+
     def start(self, job: Callable[..., Any], config: Any, run_id: str, turns: bool = False) -> None:
         """Hand the worker its one job (raises OSError if it has died); with turns, it waits for go() at each turn."""
         self.conn.send(("job", job, config, run_id, turns))

@@ -46,8 +46,11 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 180) -> subpro
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_history(tmp_path_factory):
-    """Every test, and every process a test starts, records runs in a throwaway history file."""
+    """Every test, and every process a test starts, records runs in a throwaway history file. The page's runner
+    in this process (AppTest) keeps one warm worker, not two: each run of theirs would wait for two start-ups
+    (the pool is tested in tests/test_pool.py; the browser tests' server keeps the real default)."""
     os.environ["TFDASH_DB"] = str(tmp_path_factory.mktemp("history") / "runs.sqlite3")
+    os.environ["TFDASH_WARM_WORKERS"] = "1"
     yield
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from core.config import TrainConfig
 from core.results import EpochMetrics, RunResult
-from ui import charts
+from ui import chart_aids, charts
 from ui.labels import series_labels
 
 
@@ -27,9 +27,9 @@ def frame() -> pd.DataFrame:
 
 
 def rows(spec: dict) -> list[dict]:
-    """The chart's data rows (Altair puts them in the spec's datasets)."""
-    (values,) = spec["datasets"].values()
-    return values
+    """The chart's data rows (Altair puts them in the spec's datasets; the runs' is the largest, the hover
+    readout's has a row per x position)."""
+    return max(spec["datasets"].values(), key=len)
 
 
 def test_series_labels_name_the_device_and_tell_execution_modes_apart():
@@ -61,7 +61,7 @@ def test_epochs_frame_keeps_every_epoch_of_every_run_and_skips_empty_runs(frame)
 
 def test_accuracy_chart_puts_epoch_on_x_accuracy_on_y_and_one_colour_per_run(frame):
     spec = charts.accuracy_chart(frame, epochs_total=10).to_dict()
-    enc = spec["encoding"]
+    enc = spec["layer"][0]["encoding"]
     assert enc["x"]["field"] == "epoch" and enc["y"]["field"] == "accuracy"
     assert enc["color"]["field"] == "series"
     assert enc["color"]["scale"]["domain"] == ["CPU", "GPU:0"]
@@ -73,28 +73,47 @@ def test_accuracy_chart_puts_epoch_on_x_accuracy_on_y_and_one_colour_per_run(fra
     assert {(r["series"], r["data"]) for r in data} == {(s, d) for s in ("CPU", "GPU:0") for d in ("Train", "Test")}
     gpu_test = [r["accuracy"] for r in data if r["series"] == "GPU:0" and r["data"] == "Test"]
     assert gpu_test == pytest.approx([0.71, 0.76, 0.79])
+    # Hovering an epoch reads every run there, each in its own line of the tooltip, named as in the legend.
+    hover = spec["layer"][1]
+    assert hover["mark"]["type"] == "rule" and [t["title"] for t in hover["encoding"]["tooltip"]] == [
+        "Epoch", "CPU", "GPU:0"
+    ]  # fmt: skip
+    (readout,) = [v for v in spec["datasets"].values() if len(v) == 10]  # one row per epoch of the axis
+    assert readout[1]["run_1"] == "75.0% training · 76.0% test" and readout[9]["run_0"] == "77.0% training · 78.0% test"
+
+
+def test_smoothing_is_tensorboards_debiased_moving_average_of_the_training_curve_only(frame):
+    assert chart_aids.smooth([0.5, 0.5, 0.5], 0.9) == pytest.approx([0.5, 0.5, 0.5])  # no pull towards 0
+    assert chart_aids.smooth([1.0, 0.0], 0.5) == pytest.approx([1.0, 1 / 3])  # (0.25 + 0) / (1 - 0.25)
+    assert list(chart_aids.smooth([0.2, 0.9], 0.0)) == [0.2, 0.9]
+    data = rows(charts.accuracy_chart(frame, smoothing=0.6).to_dict())
+    cpu_train = [r["accuracy"] for r in data if r["series"] == "CPU" and r["data"] == "Train"]
+    cpu_test = [r["accuracy"] for r in data if r["series"] == "CPU" and r["data"] == "Test"]
+    assert cpu_train == pytest.approx(list(chart_aids.smooth([0.69, 0.74, 0.77], 0.6))) and cpu_train[2] < 0.77
+    assert cpu_test == pytest.approx([0.70, 0.75, 0.78])  # measured points stay as measured
 
 
 def test_epoch_time_chart_groups_bars_by_run_and_marks_the_warmup_epoch(frame):
     spec = charts.epoch_time_chart(frame, epochs_total=3).to_dict()
-    bars, note = spec["layer"]
+    (bars,) = spec["layer"]
     enc = bars["encoding"]
     assert enc["x"]["field"] == "epoch" and enc["y"]["field"] == "seconds"
     assert enc["xOffset"]["field"] == "series" and enc["color"]["field"] == "series"
     assert enc["opacity"]["condition"]["test"] == "datum.warmup"
     assert "warm-up" in enc["x"]["axis"]["labelExpr"]
-    assert note["mark"]["type"] == "text" and "includes compilation" in note["encoding"]["text"]["value"]
-    assert {"filter": "datum.warmup"} in note["transform"]
     data = rows(spec)
+    assert {r["kind"] for r in data if r["warmup"]} == {"warm-up (epoch 1 includes compilation)"}  # its tooltip
     assert [r["seconds"] for r in data if r["series"] == "GPU:0"] == [2.0, 0.1, 0.1]
     assert [r["warmup"] for r in data if r["series"] == "CPU"] == [True, False, False]
-    # The y axis has room above the tallest bar (the warm-up note sits there).
+    # The y axis has room above the tallest bar (the legend sits there, in the top-right corner).
     assert spec["layer"][0]["encoding"]["y"]["scale"]["domain"][1] > 2.0
 
 
 def test_charts_of_no_epochs_still_build(frame):
     empty = frame.iloc[0:0]
-    assert charts.accuracy_chart(empty, epochs_total=3).to_dict()["encoding"]["x"]["field"] == "epoch"
+    assert charts.accuracy_chart(empty, epochs_total=3).to_dict()["layer"][0]["encoding"]["x"]["field"] == "epoch"
+    race = charts.race_frame([[], []], ["CPU", "GPU:0"])
+    assert charts.race_chart(race).to_dict()["layer"][0]["encoding"]["x"]["field"] == "seconds"
     assert charts.epoch_time_chart(empty).to_dict()["layer"][0]["encoding"]["y"]["field"] == "seconds"
 
 
@@ -120,7 +139,7 @@ def test_accuracy_ticks_are_distinct_labels_whatever_the_range(low, high):
     """'81% 81% 80% 80%' came from whole-percent labels on ticks half a point apart."""
     frame = pd.DataFrame({"series": ["CPU", "CPU"], "epoch": [1, 2], "test_accuracy": [low, high],
                           "train_accuracy": [low, high], "train_seconds": [1.0, 1.0], "warmup": [True, False]})  # fmt: skip
-    axis = charts.accuracy_chart(frame).to_dict()["encoding"]["y"]["axis"]
+    axis = charts.accuracy_chart(frame).to_dict()["layer"][0]["encoding"]["y"]["axis"]
     decimals = int(axis["format"][1:-1].lstrip("."))
     step = axis["tickMinStep"]
     # Every tick Vega may place is a multiple of tickMinStep: consecutive ones print differently.
@@ -145,7 +164,13 @@ def test_race_chart_puts_training_seconds_on_x_with_every_call_and_a_target_line
                                           calls=calls))  # fmt: skip
     points = charts.race_frame([compare.race_points(result)], ["CPU"])
     spec = charts.race_chart(points, target=0.8).to_dict()
-    train, test, rule, label = spec["layer"]
+    shade, note, train, test, rule, label, hover = spec["layer"]
+    assert label["mark"]["type"] == "text"
+    # Epoch 1, the warm-up, shaded from 0 to where it ended, and said so.
+    assert shade["mark"]["type"] == "rect" and note["mark"]["type"] == "text"
+    (band,) = spec["datasets"][shade["data"]["name"]]
+    assert band["start"] == 0.0 and band["end"] == pytest.approx(0.8) and "compilation" in band["note"]
+    assert hover["mark"]["type"] == "rule" and hover["encoding"]["tooltip"][1]["title"] == "CPU"
     assert train["encoding"]["x"]["field"] == "seconds" and train["encoding"]["y"]["field"] == "accuracy"
     assert {"filter": "datum.kind == 'train'"} in train["transform"]
     assert {"filter": "datum.kind == 'test'"} in test["transform"]

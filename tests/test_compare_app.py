@@ -38,7 +38,7 @@ def test_a_precision_comparison_runs_one_series_per_value_and_the_sentence_names
     (race_spec, _), (time_spec, _), *_ = chart_specs(train)
     assert encoding(race_spec)["color"]["scale"]["domain"] == ["CPU (float32)", "CPU (mixed_bfloat16)"]
     assert encoding(time_spec)["color"]["scale"]["domain"] == ["CPU (float32)", "CPU (mixed_bfloat16)"]
-    (headline,) = [m.value for m in train.markdown if m.value.startswith("### ")]
+    (headline,) = [m.value for m in train.markdown if m.value.startswith("#### ")]
     # The faster value first, the axis' values named, where they ran said once: "X is N× faster than Y on CPU".
     words = headline.replace("\\_", "_")
     assert {"float32", "mixed_bfloat16"} <= set(words.replace(" ", "|").split("|")) and " on CPU (" in words, words

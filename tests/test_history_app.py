@@ -106,8 +106,8 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
     rates = {"GPU:0 on gpu-server": compare.throughput(server), here: compare.throughput(local)}
     slow, fast = sorted(rates, key=rates.get)
     expected = f"{fast} is {rates[fast] / rates[slow]:.1f}× faster than {slow} ("
-    (shown,) = [m.value for m in history.markdown if m.value.startswith("### ")]
-    assert shown.startswith(f"### {views.plain(expected)}") and "training samples per second" in shown
+    (shown,) = [m.value for m in history.markdown if m.value.startswith("#### ")]
+    assert shown.startswith(f"#### {views.plain(expected)}") and "training samples per second" in shown
     # The runs differ in more than their device, and the page says so.
     assert any(
         "besides the device" in c.value.lower() and "1,000 samples vs 200 samples" in c.value for c in history.caption
@@ -226,7 +226,7 @@ def test_a_comparisons_two_runs_overlay_under_labels_that_say_what_differs_and_i
     series = [f"{here} (plain fit)", f"{here} (multi-step loop, XLA)"]
     assert encoding(race_spec)["color"]["scale"]["domain"] == series
     assert [r["series"] for r in time_rows].count(series[0]) == 2  # two epochs each, not four under one name
-    (sentence,) = [m.value for m in at.markdown if m.value.startswith("### ")]
+    (sentence,) = [m.value for m in at.markdown if m.value.startswith("#### ")]
     named = [s for s in series if views.plain(s) in sentence]
     assert len(named) == 2, sentence  # "X is 2.6x faster than X" named one run twice
     assert "Execution" in history_table(at).columns

@@ -1,9 +1,12 @@
-"""The page on a projector, in a real Chromium: what must be on screen at 1280x720, and nothing cut at 1024x768 either.
+"""The page on a projector, in a real Chromium: what must be on screen at 1280x720 (and 1920x1080), that nothing
+moves when runs end, what the page says it compares, prepared links, and nothing cut at 1024x768 either.
 
 Screenshots go to artifacts/ (layout-*.png): look at them.
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -26,6 +29,7 @@ from tests.test_browser import (  # noqa: F401
 pytestmark = pytest.mark.browser
 
 SIZES = {"720p": {"width": 1280, "height": 720}, "xga": {"width": 1024, "height": 768}}
+FULL_HD = {"width": 1920, "height": 1080}
 CHARTS = '.st-key-run_charts [data-testid="stVegaLiteChart"]:visible'  # the two live charts, not the roofline's
 # Text that must never be cut: every visible element with text of its own, in the page's main area and sidebar.
 OVERFLOWING = """
@@ -90,28 +94,98 @@ def inside(page: Page, selector: str) -> list[str]:
     return out
 
 
-def test_during_a_run_the_status_and_both_charts_fit_a_projector_and_nothing_is_cut(server, browser, fashion_mnist):  # noqa: F811
-    page, errors = open_page(browser, server)
-    page.set_viewport_size(SIZES["720p"])
-    wait_until_idle(page)
-    preset(page, "Quick demo")
-    wait_until_idle(page)
-    expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
-    click(page, "run")
+def top(page: Page, selector: str) -> float:
+    """The top of the first element `selector` finds, in px from the page's top (not the window's)."""
+    return page.locator(selector).first.bounding_box()["y"] + page.evaluate("() => window.scrollY")
 
-    # During the run, at 1280x720 with the sidebar open: the status line and both charts, no scrolling.
+
+HEADLINE = ".st-key-headline"
+STATUS = ".st-key-train_status"
+MAIN = '[data-testid="stMain"]'
+
+
+def test_on_stage_the_status_headline_and_charts_fit_1280x720_move_early_and_stay_put(server, browser, fashion_mnist):  # noqa: F811
+    page, errors = open_page(browser, server)  # the module's first page: the GPU check is still out
+    page.set_viewport_size(SIZES["720p"])
+    main = page.locator(MAIN)
+    # The main area says what it is waiting for, then what it compares, in words (no GPU here).
+    expect(main.get_by_text("Checking for GPUs…")).to_be_visible(timeout=30_000)
+    # The preset click lands at the moment the check answers (its whole-page rerun): once, and it holds.
+    expect(main.get_by_text("Checking for GPUs…")).to_have_count(0, timeout=120_000)
+    preset(page, "Quick demo")
+    page.wait_for_timeout(1500)
+    expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value(str(DEMO_EPOCHS))
+    expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
+    expect(main.get_by_text("No GPU on this machine: comparing plain Keras fit with the multi-step loop, both on "
+                            "the CPU.")).to_be_visible()  # fmt: skip
+    expect(page.get_by_role("heading", name="TensorFlow: plain fit vs multi-step loop on the CPU, live"))\
+        .to_be_visible()  # fmt: skip
+    # Run is offered once the workers wait with TensorFlow imported; clicked the moment it is (that rerun), it runs.
+    page.locator(".st-key-run button:enabled").first.click(timeout=120_000)
+    expect(status(page)).to_contain_text("CPU (plain fit): ", timeout=10_000)
+
+    # During the run, at 1280x720 with the sidebar open: the status line, the headline's place and both charts.
     expect(page.locator(CHARTS)).to_have_count(2, timeout=120_000)
     expect(status(page)).to_contain_text("epoch", timeout=30_000)
     page.wait_for_timeout(1500)  # the charts' canvases drawn
     page.screenshot(path=ARTIFACTS / "layout-720p-running.png")
     assert page.evaluate("() => window.scrollY") == 0
     assert inside(page, CHARTS) == [], "a chart is below the fold at 1280x720"
-    assert inside(page, '[data-testid="stMarkdownContainer"] strong >> nth=0') == []
+    assert inside(page, STATUS) == [] and inside(page, HEADLINE) == []
     # Streamlit's own header Stop (it stops only the script, freezing the page) is not there to press.
     assert page.locator('[data-testid="stStatusWidget"] button:visible').count() == 0
+    # A second page watching: the watched runs' settings beside their charts, not its own sidebar's (the tutorial).
+    watcher, watcher_errors = open_page(browser, server)
+    expect(watcher.get_by_text("Another page's runs, with their settings: MLP (128 hidden units), Fashion-MNIST "
+                               "(30,000 training images), 6 epochs")).to_be_visible(timeout=20_000)  # fmt: skip
+    expect(watcher.get_by_role("spinbutton", name="Epochs")).to_have_value("10", timeout=20_000)
+    expect(watcher.get_by_role("heading", name="TensorFlow: plain fit vs multi-step loop on the CPU, live"))\
+        .to_be_visible()  # fmt: skip
+    watcher.close()
+    where = {s: top(page, s) for s in (STATUS, HEADLINE, CHARTS)}
 
     expect(status(page)).to_contain_text(f"CPU (multi-step loop, XLA): done, {DEMO_EPOCHS} epochs", timeout=120_000)
     wait_until_idle(page)
+    # Nothing moved when the runs ended, and the headline, now said, is on screen.
+    assert {s: top(page, s) for s in where} == pytest.approx(where, abs=1), "the page moved when the runs ended"
+    expect(page.locator(HEADLINE)).to_contain_text("faster than")
+    assert inside(page, HEADLINE) == [] and inside(page, CHARTS) == [], "the headline or a chart is off screen"
+    heights = {}
+    for name, size in (("720p", SIZES["720p"]), ("1080p", FULL_HD)):
+        page.set_viewport_size(size)
+        page.wait_for_timeout(1000)
+        assert inside(page, HEADLINE) == [] and inside(page, CHARTS) == [] and inside(page, STATUS) == [], size
+        heights[name] = page.locator(CHARTS).first.bounding_box()["height"]
+        page.screenshot(path=ARTIFACTS / f"layout-{name}-done-screen.png")
+    assert heights["1080p"] > heights["720p"] + 150, f"the charts do not grow with the window: {heights}"
+    page.set_viewport_size(SIZES["720p"])
+    page.wait_for_timeout(1000)
+
+    # Charts as TensorBoard users read them: every run at one x under the pointer, a full-screen view of each.
+    race = page.locator(CHARTS).first
+    box = race.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.4)
+    tooltip = page.locator("#vg-tooltip-element")
+    expect(tooltip).to_contain_text("CPU (plain fit)", timeout=5_000)
+    expect(tooltip).to_contain_text("CPU (multi-step loop, XLA)")
+    expect(tooltip).to_contain_text("Training seconds")
+    expect(page.get_by_text("Smoothing (training curves)")).to_have_count(1)
+    race.hover()
+    page.get_by_role("button", name="Fullscreen").first.click()
+    page.wait_for_timeout(1000)
+    assert page.locator('[data-testid="stVegaLiteChart"]').first.bounding_box()["height"] > 0.8 * 720
+    page.screenshot(path=ARTIFACTS / "layout-720p-fullscreen.png")
+    page.keyboard.press("Escape")
+    page.wait_for_timeout(500)
+
+    # What the model learned: ten test images drawn at random, in one row at 1280x720 with the sidebar open.
+    strip = page.locator('[data-testid="stTabs"] [data-testid="stImage"]:visible img')
+    expect(strip).to_have_count(10)
+    strip.first.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    assert len({round(strip.nth(i).bounding_box()["y"]) for i in range(10)}) == 1, "the strip wraps at 1280x720"
+    page.screenshot(path=ARTIFACTS / "layout-720p-learned.png")
+
     page.get_by_text("Show code: reproduce these settings").click()
     for name, size in SIZES.items():
         page.set_viewport_size(size)
@@ -133,5 +207,44 @@ def test_during_a_run_the_status_and_both_charts_fit_a_projector_and_nothing_is_
             cut = page.evaluate(CUT_IN_CHARTS)
             assert cut == [], f"a chart's text cut in {name} at {size}: {cut}"
     assert page.locator('[data-testid="stException"]').count() == 0
-    assert errors == []
+    assert errors == [] and watcher_errors == []
+    page.close()
+
+
+def test_a_prepared_link_sets_the_page_a_reload_keeps_it_and_a_bad_value_is_refused_in_one_sentence(server, browser):  # noqa: F811
+    link = f"{server}/?mode=fit:cpu&model=mlp&epochs=3&batch_size=50&hidden_units=64&optimizer=adam"
+    page, errors = open_page(browser, link)
+    expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value("3")
+    expect(page.get_by_role("spinbutton", name="Batch size")).to_have_value("50")
+    expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
+    expect(page.get_by_role("heading", name="TensorFlow: plain fit vs multi-step loop on the CPU, live"))\
+        .to_be_visible()  # fmt: skip
+    # The address follows the settings (every one of them), so a reload keeps what a person changed since.
+    page.get_by_role("spinbutton", name="Epochs").fill("4")
+    page.get_by_role("spinbutton", name="Epochs").press("Enter")
+    expect(page).to_have_url(re.compile(r"[?&]epochs=4(&|$)"), timeout=10_000)
+    assert "model=mlp" in page.url and "mode=fit%3Acpu" in page.url
+    page.reload()
+    expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value("4", timeout=60_000)
+    expect(page.get_by_role("spinbutton", name="Batch size")).to_have_value("50")
+    page.close()
+    # Bad values: the sentence a widget or a flag gets, and Run stays off until the setting is changed.
+    for query, sentence in (
+        ("epochs=abc", "epochs must be a whole number from 1 to 1000, not 'abc'."),
+        ("epochs=5000", "epochs must be from 1 to 1000, not 5000."),
+        ("model=resnet", "model must be one of softmax, mlp, cnn, not 'resnet'."),
+    ):
+        page, more = open_page(browser, f"{server}/?{query}")
+        expect(page.get_by_text(sentence)).to_be_visible(timeout=20_000)
+        expect(page.locator(".st-key-run button")).to_be_disabled()
+        errors += more
+        page.close()
+    page, more = open_page(browser, f"{server}/?epochs=abc")
+    expect(page.get_by_text("epochs must be a whole number")).to_be_visible(timeout=20_000)
+    page.get_by_role("spinbutton", name="Epochs").fill("2")
+    page.get_by_role("spinbutton", name="Epochs").press("Enter")
+    expect(page.get_by_text("epochs must be a whole number")).to_have_count(0, timeout=10_000)
+    expect(page.locator(".st-key-run button:enabled")).to_have_count(1, timeout=120_000)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert errors == [] and more == []
     page.close()

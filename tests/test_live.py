@@ -124,10 +124,10 @@ def test_a_sweep_in_the_queue_says_what_it_is_doing():
     assert live.progress_bar([status]) == ("", pytest.approx(1 / 3))
 
 
-def test_a_page_redraws_at_once_when_a_job_starts_or_ends_but_epochs_at_most_every_redraw_s():
+def test_a_page_redraws_at_once_when_a_job_starts_ends_or_draws_its_first_point_but_epochs_at_most_every_redraw_s():
     from ui.watcher import REDRAW_S, should_redraw
 
-    # Snapshot.progress(): (run_id, state, epochs done, REDRAW_S steps moved in the epoch) of each job shown.
+    # Snapshot.progress(): (run_id, state, epochs done, REDRAW_S steps moved in the epoch, -1 before a call) per job.
     drawn = (("a", "running", 1, 0), ("b", "running", 1, 0))
     landed = (("a", "running", 2, 0), ("b", "running", 1, 0))
     assert not should_redraw(drawn, drawn, drawn_at=0.0, now=100.0)  # nothing new: never
@@ -139,6 +139,11 @@ def test_a_page_redraws_at_once_when_a_job_starts_or_ends_but_epochs_at_most_eve
     assert not should_redraw(moved, drawn, drawn_at=10.0, now=11.0)
     ended = (("a", "completed", 2, 0), ("b", "running", 1, 0))
     assert should_redraw(ended, drawn, drawn_at=10.0, now=10.1)  # a job ending: at once, its headline with it
-    started = (("a", "queued", 0, 0),)
-    assert should_redraw((("a", "running", 0, 0),), started, drawn_at=10.0, now=10.1)
+    started = (("a", "queued", 0, -1),)
+    assert should_redraw((("a", "running", 0, -1),), started, drawn_at=10.0, now=10.1)
     assert should_redraw(drawn, None, drawn_at=0.0, now=0.0)  # never drawn
+    # A run's first points (epoch 1's first calls; -1: none yet): at once, however soon after the last draw.
+    before = (("a", "running", 0, -1), ("b", "running", 0, -1))
+    assert should_redraw((("a", "running", 0, 0), ("b", "running", 0, -1)), before, drawn_at=10.0, now=10.1)
+    assert not should_redraw((("a", "running", 0, 1), ("b", "running", 0, -1)), (("a", "running", 0, 0), before[1]),
+                             drawn_at=10.0, now=10.1)  # fmt: skip

@@ -95,3 +95,23 @@ def test_during_a_long_first_epoch_the_train_view_already_draws_the_race():
     assert at.get("vega_lite_chart"), "the race against the clock is drawn during epoch 1"
     settle(at)
     assert not at.exception
+
+
+def test_epoch_1s_first_call_is_sent_at_once_and_the_device_is_measured_after_epoch_1_in_a_turn_of_its_own(
+    monkeypatch,
+):
+    monkeypatch.setattr(training, "PROGRESS_SECONDS", 1000.0)  # only the first call of each epoch is sent
+    seen: list[EpochInProgress] = []
+    turns: list[int] = []
+    config = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=10, epochs=2, execution="multi-step-loop")
+    result = training.train(config, on_progress=seen.append, take_turn=lambda: turns.append(len(seen)))
+    assert result.status == "completed", result.error
+    # The race moves from epoch 1's first call (the page draws it seconds after Run), not from epoch 1's end.
+    # (An epoch of one call, as epoch 2 may be here, has no call to send before it ends.)
+    assert seen[0].epoch == 1 and [p.epoch for p in seen] in ([1], [1, 2]) and all(p.calls for p in seen)
+    assert seen[0].calls[0].samples <= result.epochs[0].calls[-1].samples
+    # Two turns: the setup with epoch 1, then the device's measurements with epoch 2; a steady epoch comes after them.
+    assert turns == [0, 1]
+    assert result.device["peak_gflops"] and result.device["bandwidth_gbs"] and "why_setup_seconds" in result.device
+    one = training.train(TrainConfig(**{**config.to_dict(), "epochs": 1}), take_turn=lambda: turns.append(-1))
+    assert one.status == "completed" and one.device["peak_gflops"] and turns[2:] == [-1, -1]  # measured last

@@ -89,7 +89,7 @@ def test_the_viewer_watches_and_the_presenter_runs_and_stops(shared, browser, fa
     expect(presenter.get_by_text("Presenter: this page starts and stops runs")).to_be_visible()
     for key in ("run", "stop"):
         expect(button(viewer, key)).to_be_disabled()
-    expect(button(presenter, "run")).to_be_enabled()
+    expect(button(presenter, "run")).to_be_enabled(timeout=120_000)  # once the workers wait ready
 
     # An out-of-range Epochs is said, and keeps Run off: never a silent, older value.
     epochs = presenter.get_by_role("spinbutton", name="Epochs")

@@ -69,7 +69,7 @@ def test_stop_ends_both_runs_taking_turns_within_a_second_and_keeps_their_epochs
 def test_a_worker_killed_while_taking_turns_leaves_its_run_interrupted_and_the_other_finishes(recorded):
     runner, store, _ = recorded
     assert runner.warm(180)
-    pid = runner._worker.pid  # the waiting worker takes the group's first run
+    pid = runner._pool.first().pid  # the waiting worker takes the group's first run
     killed, other = runner.submit_group([SLOW, replace(FIT, epochs=4)], ["k-1", "k-2"])
     wait_until(lambda: runner.status(other).done >= 1, timeout=180)
     os.kill(pid, signal.SIGKILL)

@@ -71,13 +71,14 @@ def test_a_worker_killed_mid_run_leaves_the_job_interrupted_and_the_queue_goes_o
     store = Store(tmp_path / "runs.sqlite3")
     attach(runner, store)
     long_run = TrainConfig(dataset="synthetic", train_subset=2000, batch_size=1, model="mlp", epochs=50)
+    assert runner.warm(180)
+    pid = runner._pool.first().pid  # the waiting worker takes the job: what the kernel's OOM killer would pick
     killed = runner.submit(long_run)
     after = runner.submit(TrainConfig(dataset="synthetic", train_subset=500, batch_size=50, epochs=2))
     deadline = time.monotonic() + 180
     while runner.status(killed).done < 1:
         assert time.monotonic() < deadline, "no epoch finished"
         time.sleep(0.01)
-    pid = runner._worker.pid  # the process running the job: what the kernel's OOM killer would pick
     os.kill(pid, signal.SIGKILL)
 
     final = runner.wait(killed, timeout=30)

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
+from ui import chart_aids
+
 # Okabe-Ito colours: distinct for colour-blind viewers and still distinct on a washed-out projector.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
 FONT = {"label": 16, "title": 18, "chart_title": 22, "subtitle": 16}
@@ -25,11 +27,15 @@ def epochs_frame(frames: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.Da
     return pd.concat(parts, ignore_index=True)
 
 
-def _colour(frame: pd.DataFrame, title: str = "Run") -> alt.Color:
+def _colour(frame: pd.DataFrame, title: str = "Run", corner: str | None = None) -> alt.Color:
     order = list(dict.fromkeys(frame["series"]))
     scale = alt.Scale(domain=order, range=[PALETTE[i % len(PALETTE)] for i in range(len(order))])
-    # One entry a line under the plot, untitled (the labels say what they are): no label is cut short.
-    legend = alt.Legend(orient="bottom", columns=1, title=None, labelLimit=0)
+    # One entry a line, untitled (the labels say what they are): no label is cut short. Under the plot, or in a
+    # corner of it the data leaves free (the live charts: their height goes to the plot, ui.layout.fill).
+    legend = alt.Legend(orient=corner or "bottom", columns=1, title=None, labelLimit=0)
+    if corner:
+        legend = alt.Legend(orient=corner, columns=1, title=None, labelLimit=0, fillColor="#FFFFFFE0", padding=5,
+                            cornerRadius=4, strokeColor="#BBBBBB", symbolSize=120, rowPadding=0)  # fmt: skip
     return alt.Color("series:N", title=title, scale=scale, sort=order, legend=legend)
 
 
@@ -74,10 +80,10 @@ def _epoch_domain(frame: pd.DataFrame, epochs_total: int | None) -> list[int]:
     return list(range(1, max(last, epochs_total or 0, 1) + 1))
 
 
-def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> alt.Chart:
-    """Train and test accuracy per epoch: colour = series, solid = test, dashed = train.
+def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None, smoothing: float = 0.0) -> alt.LayerChart:
+    """Train and test accuracy per epoch: colour = series, solid = test, dashed = train (smoothed by `smoothing`).
 
-    epochs_total fixes the x axis to the whole run, so a live chart grows into it.
+    epochs_total fixes the x axis to the whole run, so a live chart grows into it. Hovering reads every run there.
     """
     long = frame.melt(
         id_vars=["series", "epoch"],
@@ -86,15 +92,17 @@ def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> alt.
         value_name="accuracy",
     )
     long["data"] = long["data"].map({"test_accuracy": "Test", "train_accuracy": "Train"})
+    long = chart_aids.smoothed(long, "accuracy", smoothing, long["data"] == "Train")
     domain = _epoch_domain(frame, epochs_total)
     x_scale = alt.Scale(domain=[1, max(domain[-1], 2)], nice=False)
+    x = alt.X("epoch:Q", title="Epoch", scale=x_scale, axis=alt.Axis(tickMinStep=1, format="d"))
     chart = (
         alt.Chart(long)
         .mark_line(point=alt.OverlayMarkDef(size=90, filled=True), strokeWidth=3.5)
         .encode(
-            x=alt.X("epoch:Q", title="Epoch", scale=x_scale, axis=alt.Axis(tickMinStep=1, format="d")),
+            x=x,
             y=_accuracy_y(long["accuracy"]),
-            color=_colour(frame),
+            color=_colour(frame, corner="bottom-right"),
             strokeDash=alt.StrokeDash(
                 "data:N",
                 title="Data",
@@ -111,7 +119,10 @@ def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> alt.
             ],
         )
     )
-    return _style(chart, "Accuracy per epoch", "solid = test set, dashed = training set")
+    parts = {"training": long["data"] == "Train", "test": long["data"] == "Test"}
+    rows = chart_aids.readout(long, "epoch", parts, grid=pd.Series(domain, dtype=float).to_numpy())
+    hover = chart_aids.readout_layer(rows, x, list(dict.fromkeys(long["series"])), "Epoch", "d")
+    return _style(alt.layer(chart, hover), "Accuracy per epoch", "solid = test set, dashed = training set")
 
 
 def race_frame(points: Sequence[Sequence[dict]], labels: Sequence[str]) -> pd.DataFrame:
@@ -120,13 +131,15 @@ def race_frame(points: Sequence[Sequence[dict]], labels: Sequence[str]) -> pd.Da
     return pd.DataFrame(rows, columns=["series", "epoch", "seconds", "samples", "accuracy", "loss", "kind"])
 
 
-def race_chart(points: pd.DataFrame, target: float | None = None) -> alt.LayerChart:
+def race_chart(points: pd.DataFrame, target: float | None = None, smoothing: float = 0.0) -> alt.LayerChart:
     """The race against the clock: accuracy against training seconds; dashed = training (each call), solid = test.
 
     Training accuracy comes about every 0.2 s (a call of the step loop), so the faster run's line visibly
-    runs ahead; test accuracy at each epoch's end. target: a horizontal rule at that accuracy.
+    runs ahead; test accuracy at each epoch's end. target: a horizontal rule at that accuracy. smoothing: the
+    training line's, as TensorBoard's. Epoch 1 (compiling) is shaded; hovering reads every run at that moment.
     """
     data = points.assign(data=points["kind"].map({"test": "Test", "train": "Train"}))
+    data = chart_aids.smoothed(data, "accuracy", smoothing, data["kind"] == "train")
     # The first calls' running training accuracy starts near chance; an axis down to it would flatten the
     # finish, where the runs differ. So the axis starts 10 points below the lowest test accuracy (clipped).
     test = data.loc[data["kind"] == "test", "accuracy"]
@@ -138,7 +151,7 @@ def race_chart(points: pd.DataFrame, target: float | None = None) -> alt.LayerCh
     base = alt.Chart(data).encode(
         x=x,
         y=y,
-        color=_colour(data),
+        color=_colour(data, corner="bottom-right"),
         tooltip=[
             alt.Tooltip("series:N", title="Run"),
             alt.Tooltip("data:N", title="Data"),
@@ -151,7 +164,7 @@ def race_chart(points: pd.DataFrame, target: float | None = None) -> alt.LayerCh
     test = base.transform_filter("datum.kind == 'test'").mark_line(
         point=alt.OverlayMarkDef(size=90, filled=True), strokeWidth=3.5, clip=True
     )
-    layers = [train, test]
+    layers = [*chart_aids.warmup_layers(data, x, WARMUP_NOTE), train, test]
     if target is not None:
         # Labelled at the left end, above the line, where the runs are still below it: "target 85%", what "time to
         # 85%" in the table counts to.
@@ -165,16 +178,22 @@ def race_chart(points: pd.DataFrame, target: float | None = None) -> alt.LayerCh
             .encode(x=alt.X("seconds:Q"), y=alt.Y("accuracy:Q"), text="label:N")
         )
         layers += [rule, text]
+    if len(data):
+        rows = chart_aids.readout(
+            data, "seconds", {"training": data["kind"] == "train", "test": data["kind"] == "test"}
+        )
+        layers.append(chart_aids.readout_layer(rows, x, list(dict.fromkeys(data["series"])), "Training seconds", ".1f"))
     return _style(alt.layer(*layers), "Accuracy against the clock", "solid = test set, dashed = training set")
 
 
 def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> alt.LayerChart:
-    """Training seconds per epoch, one bar per series; the warm-up epoch is faded and labelled."""
+    """Training seconds per epoch, one bar per series; the warm-up epoch is faded and labelled on its tick (its
+    tooltip says it includes compilation); the legend sits in the plot's top-right corner, over the fast epochs."""
     data = frame[["series", "epoch", "train_seconds", "warmup"]].rename(columns={"train_seconds": "seconds"})
     data = data.assign(kind=data["warmup"].map({True: "warm-up (" + WARMUP_NOTE + ")", False: "steady state"}))
     top = float(data["seconds"].max()) if len(data) else 1.0
-    # Headroom above the tallest bar keeps the warm-up label inside the plot.
-    y = alt.Y("seconds:Q", title="Seconds (training only)", scale=alt.Scale(domain=[0, top * 1.22], nice=False))
+    # Headroom above the tallest bar: the legend's room, in the plot's top-right corner.
+    y = alt.Y("seconds:Q", title="Seconds (training only)", scale=alt.Scale(domain=[0, top * 1.6], nice=False))
     x_scale = alt.Scale(domain=_epoch_domain(frame, epochs_total))
     # Epoch 1's tick reads "1 / warm-up" on two lines, so it stays marked however narrow the bars get.
     axis = alt.Axis(labelAngle=0, labelExpr="datum.value == 1 ? ['1', 'warm-up'] : datum.label")
@@ -186,7 +205,7 @@ def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> al
             x=x,
             xOffset=alt.XOffset("series:N", sort=list(dict.fromkeys(data["series"]))),
             y=y,
-            color=_colour(frame),
+            color=_colour(frame, corner="top-right"),
             opacity=alt.condition("datum.warmup", alt.value(0.45), alt.value(1.0)),
             tooltip=[
                 alt.Tooltip("series:N", title="Run"),
@@ -196,16 +215,7 @@ def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> al
             ],
         )
     )
-    # The note starts at epoch 1's left edge, in the headroom above every bar.
-    note = (
-        alt.Chart(data)
-        .transform_filter("datum.warmup")
-        .transform_aggregate(count="count()", groupby=["epoch"])
-        .mark_text(align="left", baseline="top", dx=2, fontSize=FONT["label"], fontWeight="bold", color=INK)
-        .encode(x=alt.X("epoch:O", scale=x_scale, axis=axis, title="Epoch", bandPosition=0), y=alt.value(6))
-        .encode(text=alt.value(WARMUP_NOTE))
-    )
-    return _style(alt.layer(bars, note), "Seconds per epoch", "lower is faster · faded bars: warm-up")
+    return _style(alt.layer(bars), "Seconds per epoch", "lower is faster · faded bars: warm-up")
 
 
 def throughput_chart(points: pd.DataFrame) -> alt.LayerChart:

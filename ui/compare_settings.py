@@ -57,6 +57,7 @@ def axis_ui(hw: probe.Probe) -> None:
         format_func=lambda a: AXES[a].label if a else "— as Device says",
         on_change=_start,
         args=(hw,),
+        persist_state="session",
         help="One base config plus one setting with 2-4 values; every other setting is shared, same seed.",
     )
     axis = ss.axis
@@ -64,9 +65,11 @@ def axis_ui(hw: probe.Probe) -> None:
     if axis in AXES and (AXES[axis].allowed is not None or axis == "device"):
         options = options_for(axis, hw)
         ss.axis_choices = [v for v in ss.axis_choices if v in options]
-        sb.multiselect("Values", options, key="axis_choices", help=f"{words}; the first is the reference.")
+        sb.multiselect("Values", options, key="axis_choices", help=f"{words}; the first is the reference.",
+                       persist_state="session")  # fmt: skip
     elif axis in AXES:
-        sb.text_input("Values", key="axis_numbers", help=f"{words}, comma-separated; the first is the reference.")
+        sb.text_input("Values", key="axis_numbers", help=f"{words}, comma-separated; the first is the reference.",
+                      persist_state="session")  # fmt: skip
     if axis in AXES and axis != "device":
         sb.caption("Each value runs on the Device choice's device (the GPU, for CPU vs GPU).")
     kept.remember(DEFAULTS)

@@ -1,7 +1,10 @@
-"""Runs side by side, as Train and History show them: the charts, the speedup headline, a table of numbers, what they learned.
+"""Runs side by side, as Train and History show them: the speedup headline, the charts, a table of numbers, what
+they learned.
 
-Sized for a 1280x720 projector: the two charts come first, one row high; the controls, the headline
-and the per-run table follow; nothing is cut (the table wraps its headings instead).
+Sized for a 1280x720 projector: the headline (its place kept while the runs train, so nothing moves when it
+arrives) and the two charts come first, the charts as tall as the window leaves them (ui.layout); the
+controls, what the headline measured, its terms in plain words and the per-run table follow; nothing is cut
+(the table wraps its headings instead).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import streamlit as st
 
 from core import axes, compare
 from core.results import RunResult
-from ui import charts, learned, views
+from ui import chart_aids, charts, compared, layout, learned, views
 
 X_AXES = {"clock": "Training seconds (the race)", "epoch": "Epoch"}
 MEASURED = (
@@ -60,30 +63,43 @@ def controls_ui(results: list[RunResult]) -> tuple[str, float | None]:
     return axis or "clock", percent / 100
 
 
+def smoothing_ui() -> float:
+    """TensorBoard's smoothing of the training curves: 0 (raw) to 0.95."""
+    return st.slider("Smoothing (training curves)", 0.0, 0.95, chart_aids.SMOOTHING, 0.05, key="smoothing",
+                     help="An exponential moving average of the dashed training lines, as TensorBoard's; the test "
+                     "points are never smoothed.")  # fmt: skip
+
+
 def charts_ui(
-    results: list[RunResult], labels: list[str], axis: str, target: float | None, in_progress: Sequence | None = None
+    results: list[RunResult],
+    labels: list[str],
+    axis: str,
+    target: float | None,
+    in_progress: Sequence | None = None,
+    smoothing: float = 0.0,
 ) -> None:
-    """Accuracy (against the clock or per epoch) and seconds per epoch, side by side.
+    """Accuracy (against the clock or per epoch) and seconds per epoch, side by side, as tall as the window allows.
 
     in_progress: per run, its epoch still training (core.results.EpochInProgress) or None: the race's training
-    line moves within a long epoch, epoch 1 included.
+    line moves within a long epoch, epoch 1 included, from its first calls.
     """
     frame = charts.epochs_frame([r.to_frame() for r in results], labels)
     partial = list(in_progress or [None] * len(results))
     moving = axis == "clock" and any(p is not None and p.calls for p in partial)
     if len(frame) == 0 and not moving:
-        st.info("The charts appear when epoch 1 finishes (it includes tracing and compilation).")
+        waiting = "its first calls, seconds after Run" if axis == "clock" else "epoch 1's end"
+        st.info(f"The charts start with {waiting} (epoch 1 includes tracing and compilation).")
         return
     total = max((r.config.get("epochs") or len(r.epochs) for r in results), default=1)
     # Keyed, so a test (and a person's eye) can tell the two live charts from the roofline's below them.
     left, right = st.container(key="run_charts").columns(2)
     if axis == "clock":
         race = charts.race_frame([compare.race_points(r, p) for r, p in zip(results, partial, strict=True)], labels)
-        left.altair_chart(charts.race_chart(race, target), width="stretch")
+        left.altair_chart(layout.fill(charts.race_chart(race, target, smoothing)), width="stretch")
     else:
-        left.altair_chart(charts.accuracy_chart(frame, total), width="stretch")
+        left.altair_chart(layout.fill(charts.accuracy_chart(frame, total, smoothing)), width="stretch")
     if len(frame):
-        right.altair_chart(charts.epoch_time_chart(frame, total), width="stretch")
+        right.altair_chart(layout.fill(charts.epoch_time_chart(frame, total)), width="stretch")
     else:
         right.info("Seconds per epoch appear when epoch 1 finishes (it includes tracing and compilation).")
 
@@ -92,12 +108,18 @@ def charts_ui(
 LABELS_NAME = (None, "device", "execution")
 
 
-def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, int] | None, by_value: bool) -> None:
-    """The speedup with its spread and count, and what it measures; by_value: name the axis' values, not the runs."""
+WAITING = "The speedup appears once epoch 2 is done: epoch 1 (the warm-up) includes compiling, so it is left out."
+
+
+def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, int] | None, by_value: bool) -> str:
+    """The speedup with its spread and count (what it measures: MEASURED, under the charts); by_value: name the
+    axis' values, not the runs. While two runs have no speedup yet, says when it comes. Returns the sentence."""
     if pair is None:
-        if len(results) == 2 and all(r.epochs for r in results):
+        if len(results) == 2 and any(r.status in ("queued", "running") for r in results):  # live runs, not stored ones
+            st.markdown(f"#### :gray[{WAITING}]")
+        elif len(results) == 2 and all(r.epochs for r in results):
             st.caption(compare.NEEDS)
-        return
+        return ""
     base, other = pair
     configs = [r.config for r in results]
     names, where = labels, ""
@@ -105,8 +127,8 @@ def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, in
         # Along one axis the sentence names its values: "mixed_bfloat16 is 1.4× faster than float32 on GPU:0 (...)".
         names, where = axes.value_names(configs) or (labels, "")
     sentence = compare.speedup_sentence(results[base], results[other], names[base] + where, names[other])
-    st.markdown(f"### {views.plain(sentence)}")
-    st.caption(MEASURED, help=MEASURED_HELP)
+    st.markdown(f"#### {views.plain(sentence)}")
+    return sentence
 
 
 def ratios_ui(results: list[RunResult], labels: list[str]) -> None:
@@ -191,12 +213,18 @@ def compare_ui(
     (History's runs may come from several machines: their labels name the hosts). Returns the (baseline,
     other) pair the headline compares, or None. in_progress: per run, its epoch still training, or None.
     """
-    above = st.container()  # the charts come first on screen; the controls under them set what they show
+    # The headline, then the charts, first on screen; the controls under them set what they show.
+    headline, above = st.container(key="headline"), st.container()
     axis, target = controls_ui(results) if any(r.epochs for r in results) else ("clock", None)
+    smoothing = smoothing_ui()
     with above:
-        charts_ui(results, labels, axis, target, in_progress)
+        charts_ui(results, labels, axis, target, in_progress, smoothing)
     pair = pair_of(results)
-    headline_ui(results, labels, pair, by_value)
+    with headline:
+        sentence = headline_ui(results, labels, pair, by_value)
+    if sentence:
+        st.caption(MEASURED, help=MEASURED_HELP)
+    compared.terms_ui(" ".join([sentence, *labels]))
     ratios_ui(results, labels)
     numbers_ui(results, labels, target)
     learned.learned_ui(results, labels)

@@ -1,6 +1,12 @@
 """The page's few style rules for a 1280x720 projector, drawn by every view (a view's elements go when it changes).
 
-- Less empty space above the content, so the Run row, the status line and both charts fit on one screen.
+- Less empty space above the content and between elements, so the status line, the headline and both charts
+  fit on one screen at 1280x720 with the sidebar open, during a run and after it.
+- The two live charts are as tall as the window leaves them (fill(): Vega fits each chart to its element, which
+  this sizes from the window's height), so they grow at 1080p; not in a chart's full-screen view (the page is
+  then locked from scrolling), which fills the screen.
+- The status line and the headline keep their height when their words change (a run ending, the headline
+  arriving), so nothing below them moves.
 - Streamlit's header "Stop" hidden: it stops only the script, so the page froze at "2 of 30 epochs" while
   training went on. The Stop next to Run stops the run itself. The "running" indicator stays.
 - Buttons (downloads) and code wrap their text instead of cutting it.
@@ -12,11 +18,19 @@
 
 from __future__ import annotations
 
+import altair as alt
 import streamlit as st
 
 CSS = """
 <style>
 [data-testid="stMainBlockContainer"] { padding-top: 2.8rem; padding-bottom: 2rem; }
+[data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
+body:not([style*="overflow: hidden"]) .st-key-run_charts [data-testid="stVegaLiteChart"] {
+  height: clamp(260px, calc(100vh - 385px), 640px) !important;
+}
+.st-key-headline:has(h4) { min-height: 3.5rem; justify-content: center; }
+.st-key-headline h4 { padding: 0; font-size: 1.35rem; line-height: 1.3; }
+.st-key-train_status, .st-key-sweep_status { min-height: 3.25rem; justify-content: center; }
 [data-testid="stStatusWidget"] button { display: none; }
 [data-testid="stBaseButton-secondary"] p, [data-testid="stDownloadButton"] p { white-space: normal; }
 [data-testid="stCode"] code { white-space: pre-wrap; overflow-wrap: anywhere; }
@@ -35,3 +49,8 @@ CSS = """
 def style() -> None:
     """The style rules, as an element that takes no space."""
     st.html(CSS)
+
+
+def fill(chart):
+    """A live chart as tall as its element (the CSS above sizes that from the window), legend and titles inside."""
+    return chart.properties(height="container", autosize=alt.AutoSizeParams(type="fit", contains="padding"))

@@ -54,9 +54,10 @@ def snapshot(s: JobStatus) -> RunResult:
 
 
 def moved(s: JobStatus, every: float) -> int:
-    """How many times `every` seconds of training the epoch still training has reached (0 without one)."""
+    """How many times `every` seconds of training the epoch still training has reached: -1 before its first call
+    (or between epochs), so that a run's first points are a change of their own."""
     calls = s.in_progress.calls if s.in_progress is not None else ()
-    return int(calls[-1].seconds // every) if calls else 0
+    return int(calls[-1].seconds // every) if calls else -1
 
 
 def doing(job: JobStatus, progress_words: bool = True) -> str:
@@ -114,8 +115,11 @@ def download_line(runs: Sequence[JobStatus]) -> tuple[str, float] | None:
     return None
 
 
-def queue_line(jobs: Sequence[JobStatus], mine: set[str]) -> str:
-    """The runner's queue in one line: what runs now, then what waits, by position; this page's marked."""
+def queue_line(jobs: Sequence[JobStatus], mine: set[str], warming: bool = False) -> str:
+    """The runner's queue in one line: what runs now, then what waits, by position; this page's marked. warming:
+    nothing is queued and the workers for the next job are still starting (Run waits for them)."""
+    if not jobs and warming:
+        return "Queue — empty: TensorFlow is starting in the workers that will train; Run in a few seconds."
     if not jobs:
         return "Queue — empty: runs and sweeps from every open page take turns, one at a time."
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from core import probe
+from core.engine import memory
 from core.engine.kinds import JOB_KINDS
 from core.history import store as history
 from core.runner import Runner
@@ -23,7 +24,7 @@ def get_store() -> history.Store:
 def get_runner() -> Runner:
     """The process-wide runner shared by every browser session; it records every job in the default store."""
     get_store()  # an unwritable history fails here, as a StoreError sentence, not silently mid-run
-    runner = Runner(JOB_KINDS)
+    runner = Runner(JOB_KINDS, warm=memory.warm_workers())  # a comparison's runs each find a worker waiting
     history.attach(runner)  # each job goes to the default store as of its start ($TFDASH_DB is read then)
     return runner
 

@@ -15,7 +15,7 @@ from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
 from core.runner import JobStatus
-from ui import charts, compare_settings, comparison, layout, live, roofline, train_settings, watcher
+from ui import charts, compare_settings, compared, comparison, layout, links, live, roofline, train_settings, watcher
 from ui.labels import series_labels
 from ui.resources import hardware
 
@@ -41,6 +41,9 @@ def start_runs() -> None:
 
 def plan_ui(mode: probe.Mode, hw: probe.Probe) -> list[TrainConfig] | None:
     """The configs Run would submit, or None; says why not (a device missing, a bad setting) above the buttons."""
+    if said := links.problem():  # a prepared link's bad value, until that setting is changed
+        st.error(said)
+        return None
     # Along the device axis the values name the devices; the Device choice's own device does not run.
     if st.session_state.get("axis") != "device" and (problem := probe.unavailable(mode, hw)):
         st.warning(f"{mode.label} cannot run here: {problem}. {GPU_ADVICE}")
@@ -63,10 +66,14 @@ def plan_ui(mode: probe.Mode, hw: probe.Probe) -> list[TrainConfig] | None:
     return configs
 
 
-def results_ui(runs: tuple[JobStatus, ...], hw: probe.Probe) -> None:
-    """Errors, charts, headline, numbers and what was learned, of the page's runs so far (redrawn per epoch)."""
+def results_ui(runs: tuple[JobStatus, ...], hw: probe.Probe, watched: bool = False) -> None:
+    """Errors, headline, charts, numbers and what was learned, of the page's runs so far (redrawn per epoch).
+
+    watched: another page's runs, whose settings are said beside them (this page's sidebar may differ)."""
     if not runs:
         return
+    if watched:
+        compared.watched_ui([s.config.to_dict() for s in runs])
     names = labels(runs)
     for s, label in zip(runs, names, strict=True):
         if s.state == "failed":
@@ -135,12 +142,19 @@ def main() -> None:
     hw = hardware()
     mode = train_settings.settings_ui(hw)
     snap = watcher.take([KIND])
+    said = st.container()  # what is compared, above the plan's warnings
     configs = plan_ui(mode, hw)
+    watch, shown = snap.watches[KIND], snap.shown[KIND]
+    # The title and the sentence follow the runs on screen (a watched run's own settings), else what Run would do.
+    about = [s.config.to_dict() for s in shown] or [c.to_dict() for c in configs or ()]
+    compared.title_ui(compared.title(about))
+    with said:
+        compared.sentence_ui(about, hw)
     if st.session_state.get("start_error"):
         st.error(st.session_state.pop("start_error"))  # shown once: the next click decides afresh
     status_col = watcher.controls_ui(KIND, snap, "Run", ("run", "stop"), start_runs, bool(configs))
     watcher.live_ui(snap, partial(watcher.status_view, KIND, labels, PROMPT, status_col))
-    results_ui(snap.shown[KIND], hw)
+    results_ui(shown, hw, watched=watch is not None and not watch.own)
     downloads_ui(snap.shown[KIND])
     code_ui(configs, snap.shown[KIND])
 

@@ -25,7 +25,7 @@ from core.config import (
 from core.engine import data as datasets
 from core.engine import models
 from core.engine.devices import GPU_ADVICE
-from ui import compare_settings, kept
+from ui import compare_settings, kept, links
 from ui.resources import hardware
 
 # The widget shows "the whole set" as 0; TrainConfig says None.
@@ -46,15 +46,42 @@ def values() -> dict:
     return {**picked, "train_subset": picked["train_subset"] or None}
 
 
+# Streamlit keeps these widgets' values through a rerun that drops stale widgets (one a live fragment's st.rerun
+# sent as a page change: the number fields then showed 0), as ui.kept does across views.
+KEEP = "session"
+# The address' names: every sidebar setting and the comparison's axis (its values go as "values": ui.links).
+ADDRESS = {**DEFAULTS, "axis": compare_settings.AS_DEVICE}
+PENDING = "preset_pending"  # (preset, the device mode it took) when picked before the GPU check answered
+
+
 def apply_preset(name: str) -> None:
-    st.session_state.update(WIDGET_PRESETS[name])
+    """A preset's settings and device mode, kept at once (ui.kept): a rerun that redraws the sidebar from older
+    widget values cannot undo the click. Picked while the GPU check is out, its mode follows the answer."""
+    ss = st.session_state
+    ss.update(WIDGET_PRESETS[name])
     with_gpu, without = PRESET_MODES[name]
-    st.session_state.mode = with_gpu if hardware().gpus else without
+    ss.mode = with_gpu if hardware().gpus else without
+    ss[PENDING] = (name, ss.mode) if hardware().state == probe.CHECKING else None
+    kept.remember([*DEFAULTS])
+
+
+def _preset_answered(hw: probe.Probe) -> None:
+    # A preset picked while the check was out: with a GPU found, its GPU mode, unless the mode was changed since.
+    ss = st.session_state
+    pending = ss.get(PENDING)
+    if pending is None or hw.state == probe.CHECKING:
+        return
+    ss[PENDING] = None
+    name, took = pending
+    if hw.gpus and ss.get("mode") == took:
+        ss.mode = PRESET_MODES[name][0]
 
 
 def settings_ui(hw: probe.Probe) -> probe.Mode:
     """Presets, dataset, model, device mode and numbers in the sidebar; returns the chosen device mode."""
+    links.read(ADDRESS, hw)  # a prepared link's settings, once per session, before any widget is drawn
     kept.restore(DEFAULTS)
+    _preset_answered(hw)
     sb = st.sidebar
     sb.header("Settings")
     left, right = sb.columns(2)
@@ -66,29 +93,34 @@ def settings_ui(hw: probe.Probe) -> probe.Mode:
         "Dataset",
         list(datasets.REGISTRY),
         key="dataset",
+        persist_state=KEEP,
         format_func=lambda n: datasets.REGISTRY[n].label,
         captions=[a.reason for a in avail.values()],
     )
-    sb.selectbox("Model", list(models.REGISTRY), key="model", format_func=lambda n: models.REGISTRY[n].label)
+    sb.selectbox("Model", list(models.REGISTRY), key="model", format_func=lambda n: models.REGISTRY[n].label,
+                 persist_state=KEEP)  # fmt: skip
     sb.caption(models.REGISTRY[st.session_state.model].description)
     mode = mode_ui(hw)
     compare_settings.axis_ui(hw)
     number_ui(sb, "Epochs", "epochs", 1, MAX_EPOCHS, step=1)
     number_ui(sb, "Batch size", "batch_size", 1, MAX_BATCH, step=10)
     number_ui(sb, "Learning rate", "learning_rate", 0.0001, MAX_LEARNING_RATE, step=0.001, format="%.4f")
-    sb.selectbox("Optimizer", list(OPTIMIZER_LABELS), key="optimizer", format_func=OPTIMIZER_LABELS.get)
+    sb.selectbox("Optimizer", list(OPTIMIZER_LABELS), key="optimizer", format_func=OPTIMIZER_LABELS.get,
+                 persist_state=KEEP)  # fmt: skip
     with sb.expander("Advanced"):
         number_ui(st, "Seed", "seed", 0, MAX_SEED, step=1)
         fixed = all("execution" in run for run in mode.runs)
-        st.radio("Execution", EXECUTIONS, key="execution", format_func=EXECUTION_LABELS.get, disabled=fixed)
+        st.radio("Execution", EXECUTIONS, key="execution", format_func=EXECUTION_LABELS.get, disabled=fixed,
+                 persist_state=KEEP)  # fmt: skip
         if fixed:
             st.caption("This device mode sets each run's execution, side by side.")
         number_ui(st, "Training samples (0 = the whole set)", "train_subset", 0, MAX_SYNTHETIC, step=1000)
         number_ui(st, "Hidden units (MLP)", "hidden_units", 1, MAX_HIDDEN, step=16)
-        st.radio("Precision (Keras dtype policy)", PRECISIONS, key="precision", horizontal=True)
-        st.radio("XLA (jit_compile)", XLA_CHOICES, key="xla", horizontal=True,
+        st.radio("Precision (Keras dtype policy)", PRECISIONS, key="precision", horizontal=True, persist_state=KEEP)
+        st.radio("XLA (jit_compile)", XLA_CHOICES, key="xla", horizontal=True, persist_state=KEEP,
                  help="auto: on for a GPU that XLA compiles for; on a CPU only for the multi-step loop of a dense model, where it is faster.")  # fmt: skip
     kept.remember(DEFAULTS)
+    links.write(ADDRESS)  # the address follows the settings: a reload, or the link copied, keeps them
     return mode
 
 
@@ -98,7 +130,8 @@ def number_ui(where, label: str, key: str, low: float, high: float, **options) -
     Streamlit's own bounds keep the previous value while the field shows the typed one in red, so Run would
     train with a number nobody sees; unbounded, every typed value reaches the page, and a bad one keeps Run off.
     """
-    where.number_input(label, min_value=None, max_value=None, key=key, help=f"From {low:g} to {high:g}.", **options)
+    where.number_input(label, min_value=None, max_value=None, key=key, help=f"From {low:g} to {high:g}.",
+                       persist_state=KEEP, **options)  # fmt: skip
 
 
 def mode_ui(hw: probe.Probe) -> probe.Mode:
@@ -112,6 +145,7 @@ def mode_ui(hw: probe.Probe) -> probe.Mode:
         "Device",
         list(by_key),
         key="mode",
+        persist_state=KEEP,
         format_func=lambda k: by_key[k].label,
         captions=[f"unavailable: {r}" if (r := probe.unavailable(m, hw)) else "" for m in modes],
     )

@@ -62,6 +62,12 @@ class Snapshot:
     queue: tuple[JobStatus, ...]  # running, then queued in order
     shown: dict[str, tuple[JobStatus, ...]]  # kind -> the jobs its Watch names
     watches: dict[str, Watch | None]
+    ready: bool = True  # a job submitted now would start at once: its workers wait with TensorFlow imported
+
+    @property
+    def warming(self) -> bool:
+        """Nothing queued, and the workers for the next job still starting: Run waits for them (then starts at once)."""
+        return not self.queue and not self.ready
 
     @property
     def current(self) -> JobStatus | None:
@@ -127,12 +133,16 @@ def controls_ui(kind: str, snap: Snapshot, label: str, keys: tuple[str, str], on
     active = watch is not None and live.is_active(jobs)
     own_active = active and watch.own
     may = access.allowed()
+    warming = snap.warming  # pressed once they are up, a run starts at once, not after their start-up
     run_col, stop_col, status_col = st.columns([1, 1, 5], vertical_alignment="center")
-    run_col.button(label, key=keys[0], type="primary", on_click=on_run, disabled=own_active or not ready or not may,
-                   width="stretch", help=access.help_text("Starting a run"))  # fmt: skip
+    # No tooltip of its own while warming: the queue line says it (a presenter's pointer rests on Run after a run).
+    run_col.button(label, key=keys[0], type="primary", on_click=on_run,
+                   disabled=own_active or not ready or not may or warming, width="stretch",
+                   help=access.help_text("Starting a run"))  # fmt: skip
     stop_col.button("Stop", key=keys[1], on_click=stop, args=(kind,), disabled=not (active and may),
                     width="stretch", help=access.help_text("Stopping a run"))  # fmt: skip
-    return status_col
+    # Keyed: the line keeps its height (ui.layout) whether its words take one line or two.
+    return status_col.container(key=f"{kind}_status")
 
 
 def status_view(kind: str, labels: Callable, prompt: str, status_col, snap: Snapshot) -> None:
@@ -180,7 +190,7 @@ def take(kinds: Iterable[str] = KINDS) -> Snapshot:
             watch.stopping = False
         if kind in kinds:
             shown[kind] = jobs
-    return Snapshot(queue, shown, watches)
+    return Snapshot(queue, shown, watches, ready=not queue and runner.ready())
 
 
 # -- the live fragment ------------------------------------------------------------------------
@@ -202,19 +212,22 @@ def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> N
     st.session_state[SEEN], st.session_state[DRAWN] = snap.active, snap.progress()
     st.session_state[DRAWN_AT] = time.monotonic()
     idle = IDLE_TICK_S if os.environ.get(access.TOKEN_ENV) else None  # `make run`: idle costs nothing
-    every = TICK_S if snap.active or checking else idle
-    st.fragment(_tick, run_every=every)(_queue_slot.get(None), tuple(snap.shown), draw, checking)
+    warming = snap.warming
+    every = TICK_S if snap.active or checking or warming else idle
+    st.fragment(_tick, run_every=every)(_queue_slot.get(None), tuple(snap.shown), draw, checking, warming)
 
 
-def _tick(slot, kinds: tuple[str, ...], draw: Callable[[Snapshot], None] | None, checking: bool) -> None:
+def _tick(slot, kinds: tuple[str, ...], draw: Callable[[Snapshot], None] | None, checking: bool, warming: bool) -> None:
     snap, seen = take(kinds), st.session_state.get(SEEN, set())
     answered = checking and hardware().state != probe.CHECKING
-    if seen - snap.active or answered or _redraw(snap.progress()):
+    warm = warming and snap.ready
+    if seen - snap.active or answered or warm or _redraw(snap.progress()):
         st.session_state[SEEN] = snap.active
-        st.rerun()  # a job started or ended, epochs landed or the GPU check answered: the whole page once, with it
+        # A job started or ended, epochs landed, the GPU check answered or Run may be pressed: the whole page once.
+        st.rerun()
     st.session_state[SEEN] = seen | snap.active  # a job another page queued since: its end reruns too
     if slot is not None:
-        slot.caption(live.queue_line(snap.queue, snap.mine()))
+        slot.caption(live.queue_line(snap.queue, snap.mine(), warming=snap.warming))
     if draw is not None:
         draw(snap)
 
@@ -225,13 +238,16 @@ def _redraw(progress: tuple) -> bool:
 
 
 def should_redraw(progress: tuple, drawn: tuple | None, drawn_at: float, now: float) -> bool:
-    """A job changed state (started, ended) since the last full draw: at once. Runs taking turns all finished
-    another epoch (a round: the charts show each run at the same epoch): at once too. Otherwise epochs landed,
-    or a long epoch moved (Snapshot.progress()): once REDRAW_S has passed since that draw, at `drawn_at`."""
+    """A job changed state (started, ended) since the last full draw, or a run has its first points: at once. Runs
+    taking turns all finished another epoch (a round: the charts show each run at the same epoch): at once too.
+    Otherwise epochs landed, or a long epoch moved (Snapshot.progress()): once REDRAW_S has passed since that
+    draw, at `drawn_at`."""
     if progress == drawn:
         return False
     if drawn is None or [p[:2] for p in progress] != [d[:2] for d in drawn]:  # (run_id, state) of each job
         return True
+    if any(d[2:] == (0, -1) and p[2:] != (0, -1) for p, d in zip(progress, drawn, strict=True)):
+        return True  # a run's first points (epoch 1's first calls): the race moves seconds after Run
     running = [p for p in progress if p[1] == "running"]
     rounds = {p[2] for p in running}
     if len(running) > 1 and len(rounds) == 1 and rounds != {d[2] for d in drawn if d[1] == "running"}:

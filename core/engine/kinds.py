@@ -22,16 +22,19 @@ from core.engine.training import train
 def warm_up() -> None:
     """Import TensorFlow and Keras, load the tutorial's dataset, train a tiny model: what a first Run would wait for.
 
-    A server that trained in its own process paid these once (import ~9 s, the dataset, the CPU's
-    peak, autograph's conversion of the step); a worker per job pays them before its job arrives.
+    A server that trained in its own process paid these once (import ~9 s, the dataset, autograph's
+    conversion of the step); a worker per job pays them before its job arrives. The device's peak, floor
+    and bandwidth are measured in the run, alone, after its epoch 1 (core.engine.training.measure_device).
     """
     tf()
     import keras  # noqa: F401 - imported for its side effect: Keras' own start-up
 
     if datasets.availability("fashion_mnist").available:
         datasets.load("fashion_mnist")  # the default dataset, cached in this worker for its one job
-    # One tiny epoch of the default execution mode: autograph converts the step once per process.
-    train(TrainConfig(dataset="synthetic", train_subset=MIN_SUBSET, batch_size=MIN_SUBSET // 2, epochs=1))
+    # One tiny epoch of the default execution mode: autograph converts the step once per process. Not the
+    # device's measurements: workers warm up side by side, and a peak measured beside another's import is low.
+    tiny = TrainConfig(dataset="synthetic", train_subset=MIN_SUBSET, batch_size=MIN_SUBSET // 2, epochs=1)
+    train(tiny, measurements=False)
 
 
 def _train(config: TrainConfig, on_item, should_stop, run_id: str, take_turn=None):

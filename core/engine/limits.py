@@ -80,13 +80,14 @@ def write(path: str, limits: dict[str, dict]) -> None:
     os.replace(spare, target)
 
 
-def shared(tf_device: str, wait: float = WAIT_SECONDS) -> dict | None:
-    """The server's float32 figures for `tf_device`, waiting up to `wait` s for its check; None without a server."""
+def shared(tf_device: str, wait: float = WAIT_SECONDS, should_stop=None) -> dict | None:
+    """The server's float32 figures for `tf_device`, waiting up to `wait` s for its check (less if should_stop() says
+    stop); None without a server."""
     path = os.environ.get(LIMITS_ENV)
     if not path:
         return None
     deadline = time.monotonic() + wait
-    while not os.path.exists(path) and time.monotonic() < deadline:
+    while not os.path.exists(path) and time.monotonic() < deadline and not (should_stop and should_stop()):
         time.sleep(0.1)
     try:
         found = json.loads(Path(path).read_text(encoding="utf-8")).get(tf_device)
@@ -95,10 +96,10 @@ def shared(tf_device: str, wait: float = WAIT_SECONDS) -> dict | None:
     return found if isinstance(found, dict) and found.get("peak_gflops") else None
 
 
-def for_run(tf_device: str, dtype: str = "float32") -> dict:
+def for_run(tf_device: str, dtype: str = "float32", should_stop=None) -> dict:
     """The device info's limits for a run: the server's where there is one (float32), with the run's own quick try of
     the peak (own_peak_gflops) beside them; else this process's. peak_source says which."""
-    found = shared(tf_device) if dtype == "float32" else None
+    found = shared(tf_device, should_stop=should_stop) if dtype == "float32" else None
     if found is None:
         return {**measure(tf_device, dtype), "peak_source": "process"}
     try:

@@ -18,6 +18,7 @@ is installed. Where free memory cannot be read (a Ray node, no nvidia-smi) nothi
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -40,6 +41,11 @@ GIB = 2**30
 MEMINFO = Path("/proc/meminfo")  # Linux's account of free memory (MemAvailable)
 # A second worker's own working set (TensorFlow, Keras and the cached Fashion-MNIST), measured: 1.55 GB RSS idle.
 WORKER_BYTES = int(1.6e9)
+# The memory budget of the workers that wait between runs (core.pool): one per run of a two-run comparison, so
+# both start the moment Run is pressed (3.2 GB), where that leaves RESERVE_BYTES free for the runs; else one.
+WARM_RUNS = 2
+RESERVE_BYTES = 2 * GIB
+WARM_ENV = "TFDASH_WARM_WORKERS"
 
 
 @dataclass(frozen=True)
@@ -214,13 +220,13 @@ def check(config: TrainConfig | SweepConfig) -> None:
                 )
 
 
-def fits_together(configs: list[TrainConfig]) -> bool:
+def fits_together(configs: list[TrainConfig], waiting: int = 1) -> bool:
     """Whether the runs can all be held at once (they take turns, each in a worker of its own, core.turns).
 
-    Host memory must hold every run's peak plus one more worker's working set per run after the first
-    (free memory is read while one idle worker is already up); each GPU, its runs' peaks. Unknown: yes.
+    Host memory must hold every run's peak plus one more worker's working set per run beyond the `waiting`
+    workers (free memory is read while they are already up); each GPU, its runs' peaks. Unknown: yes.
     """
-    host, per_gpu = (len(configs) - 1) * WORKER_BYTES, {}
+    host, per_gpu = max(0, len(configs) - waiting) * WORKER_BYTES, {}
     for config in configs:
         need = estimate(config)
         host += need.total if _is_cpu(config.device) else need.host
@@ -228,6 +234,15 @@ def fits_together(configs: list[TrainConfig]) -> bool:
             per_gpu[config.device] = per_gpu.get(config.device, 0) + need.total
     places = [(available_ram(), host)] + [(available(device), need) for device, need in per_gpu.items()]
     return all(free is None or need <= free for free, need in places)
+
+
+def warm_workers(runs: int = WARM_RUNS) -> int:
+    """How many workers may wait with TensorFlow imported: one per run of a comparison (`runs`) where the free
+    memory holds them and still a run's RESERVE_BYTES beside them, else one. $TFDASH_WARM_WORKERS overrides it."""
+    if (asked := os.environ.get(WARM_ENV, "").strip()).isdigit() and int(asked) >= 1:
+        return int(asked)
+    free = available_ram()
+    return runs if free is None or free >= runs * WORKER_BYTES + RESERVE_BYTES else 1
 
 
 def _batch(config: TrainConfig | SweepConfig) -> int:

@@ -61,11 +61,11 @@ def _engine(config: TrainConfig, data: datasets.Dataset, jit_compile: bool, batc
     return engine
 
 
-def _epoch(engine) -> float:
+def _epoch(engine, should_stop=never_stop) -> float:
     """One epoch of the engine: seconds per step from its first call's end to its last (the first may hold set-up)."""
     engine.prepare_epoch()
     began = time.perf_counter()
-    engine.train_epoch(never_stop)
+    engine.train_epoch(should_stop)
     ended = time.perf_counter()
     marks = sorted(engine.marks, key=lambda m: m[1])
     # Keras runs async-safe callbacks on a pool of threads, in bursts: a step had finished by the earliest time any
@@ -82,6 +82,7 @@ def profile(
     jit_compile: bool,
     flops_per_sample: float,
     floor_seconds: float | None = None,
+    should_stop=never_stop,
 ) -> dict:
     """The device info's step_fixed_seconds and step_sample_seconds, with the two points they come from.
 
@@ -93,7 +94,7 @@ def profile(
     steps: dict[int, list[float]] = {b: [] for b in pair}
     for _ in range(ROUNDS):  # the two batch sizes take turns, so the machine's noise hits both alike
         for b, engine in engines.items():
-            steps[b].append(_epoch(engine))
+            steps[b].append(_epoch(engine, should_stop))  # a stop raises Cancelled
     (b1, t1), (b2, t2) = sorted((b, statistics.median(found)) for b, found in steps.items())
     per_sample = max(0.0, (t2 - t1) / (b2 - b1)) if b2 > b1 else 0.0
     fixed = max(0.0, t1 - b1 * per_sample)
@@ -106,10 +107,10 @@ def profile(
 
 
 def profile_or_none(
-    config, data, jit_compile: bool, flops_per_sample: float, floor_seconds: float | None = None
+    config, data, jit_compile: bool, flops_per_sample: float, floor_seconds: float | None = None, should_stop=never_stop
 ) -> dict:
-    """profile(), or the fields as None where it fails: a failed measurement never fails the run."""
+    """profile(), or the fields as None where it fails or is stopped: a failed measurement never fails the run."""
     try:
-        return profile(config, data, jit_compile, flops_per_sample, floor_seconds)
+        return profile(config, data, jit_compile, flops_per_sample, floor_seconds, should_stop)
     except Exception:  # noqa: BLE001
         return {"step_fixed_seconds": None, "step_sample_seconds": None}

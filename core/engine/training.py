@@ -39,13 +39,14 @@ def train(
     run_id: str | None = None,
     on_progress: ProgressCallback | None = None,
     take_turn: Callable[[], None] | None = None,
+    measurements: bool = True,
 ) -> RunResult:
     """Train a fresh model on config.device; never raises for a training failure.
 
     on_epoch(metrics, result) after each finished epoch; on_progress(EpochInProgress) during one, at most
     every PROGRESS_SECONDS; should_stop() is asked between calls of the step loop. take_turn() (core.turns),
-    when given, blocks until this run may go on alone: before the set-up (data, limits, the step's profile) and
-    before each epoch.
+    when given, blocks until this run may go on alone: before the set-up and epoch 1, and before each later epoch
+    (epoch 2's turn begins with the measurements: measure_device; measurements=False leaves them out).
     """
     stop = should_stop or never_stop
 
@@ -79,10 +80,6 @@ def train(
         run_config = replace(config, batch_size=config.batch_size * replicas) if strategy else config
         result.device.update(replicas=replicas, global_batch_size=run_config.batch_size)
         with strategy.scope() if strategy else t.device(tf_device):
-            # Before the seed is set: the limits' matrices and the profile's throwaway models draw their own numbers.
-            # Share of peak against a matmul in the compute dtype: a bfloat16 run against a bfloat16 peak.
-            result.device.update(limits.for_run(tf_device, models.COMPUTE_DTYPES[config.precision]))
-            result.device.update(why_figures(run_config, data, jit_compile, tf_device))
             keras.utils.set_random_seed(config.seed)
             # Build inside the scope: variables stay on the device they were created on.
             model = models.build(config.model, config.hidden_units, config.precision)
@@ -97,13 +94,15 @@ def train(
             result.device.update(
                 traffic.info(model, config.optimizer, run_config.batch_size), steps_per_epoch=engine.steps
             )
-            result.device["peak_dtype"] = result.device["compute_dtype"]
-            strip = learned.strip_indices(data.y_test)
+            strip = learned.strip_indices(data.y_test, config.seed)
             x_strip, y_strip = t.constant(data.x_test[strip]), data.y_test[strip].tolist()
             most_points = timeline.points_per_epoch(config.epochs)
             seconds_before, samples_before = 0.0, 0
             for epoch in range(1, config.epochs + 1):
-                turn()
+                if epoch > 1:  # epoch 1 goes on in the setup's turn: its first calls are drawn seconds after Run
+                    turn()
+                if epoch == 2 and measurements:
+                    measure_device(result.device, run_config, data, jit_compile, tf_device, stop)
                 engine.prepare_epoch()
                 began_training = time.perf_counter()
                 calls_so_far = functools.partial(
@@ -140,6 +139,9 @@ def train(
                 samples_before += engine.samples_per_epoch
                 if on_epoch is not None:
                     on_epoch(metrics, result)
+            if measurements and "peak_gflops" not in result.device:  # a run of one epoch
+                turn()
+                measure_device(result.device, run_config, data, jit_compile, tf_device, stop)
 
     out_of_memory = (
         f"Out of memory on {config.device} with batch size {config.batch_size} "
@@ -148,14 +150,37 @@ def train(
     return run_job(result, work, out_of_memory)
 
 
-def why_figures(config: TrainConfig, data: datasets.Dataset, jit_compile: bool, tf_device: str) -> dict:
-    """The set-up's measurements for core.why, untimed: the step's fixed and per-sample cost, the products' per sample.
+def measure_device(
+    device: dict, config: TrainConfig, data: datasets.Dataset, jit_compile: bool, tf_device: str, stop: StopCheck
+) -> None:
+    """The device's limits and the why's figures into the run's device info, alone (in a turn of their own).
 
-    config.batch_size is the global batch. Call inside the run's scope, before its seed is set.
+    After epoch 1, not before it: they take seconds (the profile traces, and with XLA compiles, models of its own),
+    and before epoch 1 they kept the race chart empty that long after Run. Every steady epoch still comes after
+    them. config.batch_size is the global batch. A Stop ends them between parts (raises Cancelled).
+    """
+    # Share of peak against a matmul in the compute dtype: a bfloat16 run against a bfloat16 peak.
+    device.update(limits.for_run(tf_device, models.COMPUTE_DTYPES[config.precision], stop))
+    device["peak_dtype"] = device["compute_dtype"]
+    if stop():
+        raise Cancelled
+    device.update(why_figures(config, data, jit_compile, tf_device, stop))
+    if stop():
+        raise Cancelled
+
+
+def why_figures(
+    config: TrainConfig, data: datasets.Dataset, jit_compile: bool, tf_device: str, stop: StopCheck = never_stop
+) -> dict:
+    """The measurements for core.why, untimed: the step's fixed and per-sample cost, the products' per sample.
+
+    config.batch_size is the global batch. Call inside the run's scope.
     """
     began = time.perf_counter()
     counted = models.flops_per_sample(config.model, config.hidden_units).train
-    found = profile.profile_or_none(config, data, jit_compile, counted)
+    found = profile.profile_or_none(config, data, jit_compile, counted, should_stop=stop)
+    if stop():
+        raise Cancelled
     probe = models.build(config.model, config.hidden_units, config.precision)
     batches = tuple(found.get("profile_batches") or ())
     per_sample = shapes.measure_or_none(probe, batches, tf_device, models.COMPUTE_DTYPES[config.precision])
@@ -165,8 +190,9 @@ def why_figures(config: TrainConfig, data: datasets.Dataset, jit_compile: bool, 
 
 
 def _progress_check(stop: StopCheck, epoch: int, engine, calls_so_far, on_progress: ProgressCallback) -> StopCheck:
-    """should_stop() for one epoch's training that also sends its calls so far, at most every PROGRESS_SECONDS."""
-    sent = time.perf_counter()
+    """should_stop() for one epoch's training that also sends its calls so far: the first call's at once (the race
+    moves seconds after Run, epoch 1 included), then at most every PROGRESS_SECONDS."""
+    sent = -PROGRESS_SECONDS
 
     def check() -> bool:
         nonlocal sent

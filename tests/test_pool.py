@@ -1,0 +1,105 @@
+"""Warm workers (core.pool): both runs of a comparison find a worker waiting, and no worker starts while a run is timed.
+
+Real worker processes with a job kind that imports nothing (no TensorFlow), so each starts in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from core.engine import memory
+from core.runner import Runner
+
+
+@dataclass(frozen=True)
+class PidsConfig:
+    """A job that reports its worker and the workers beside it; seconds: how long it keeps its turn."""
+
+    seconds: float = 0.0
+
+
+def workers_of(parent: int) -> set[int]:
+    """The pids of every core.worker process whose parent is `parent`."""
+    found = set()
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                is_worker = b"core.worker" in cmdline.read()
+        except (OSError, ValueError, IndexError):
+            continue  # ended while we looked
+        if ppid == parent and is_worker:
+            found.add(int(entry))
+    return found
+
+
+def pids(config: PidsConfig, on_item, should_stop, run_id: str, take_turn=None) -> tuple[int, list[int]]:
+    """(this worker's pid, every worker its server has now), after holding its turn for config.seconds."""
+    if take_turn is not None:
+        take_turn()
+    deadline = time.monotonic() + config.seconds
+    while time.monotonic() < deadline and not should_stop():
+        time.sleep(0.01)
+    return os.getpid(), sorted(workers_of(os.getppid()))
+
+
+pids.fits_together = lambda configs, waiting=1: True  # they take turns, as a comparison's runs do
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the process table (Linux)")
+
+
+def test_a_comparisons_two_runs_start_in_the_two_waiting_workers_and_the_pool_fills_again_after():
+    with Runner({PidsConfig: pids}, warm=2) as runner:
+        assert runner.warm(60) and runner.ready()
+        waiting = {w.pid for w in runner._pool._waiting}
+        assert len(waiting) == 2
+        before = workers_of(os.getpid())  # this runner's, and other tests' runners' in this process
+        ids = runner.submit_group([PidsConfig(), PidsConfig()], ["g-1", "g-2"])
+        assert not runner.ready()  # queued or running: a Run now would wait
+        results = [runner.wait(i, 60).result for i in ids]
+        # Both ran in the workers that were waiting, and no worker (of any runner here) had started beside them.
+        assert {pid for pid, _ in results} == waiting
+        assert all(set(beside) <= before for _, beside in results)
+        # Once the group ended, two fresh workers wait again, and the page may offer Run.
+        assert runner.warm(60)
+        deadline = time.monotonic() + 30
+        while not runner.ready():
+            assert time.monotonic() < deadline, "the pool did not fill again"
+            time.sleep(0.05)
+        again = {w.pid for w in runner._pool._waiting}
+        assert len(again) == 2 and not again & waiting
+
+
+def test_no_worker_starts_up_while_another_runners_run_is_timed():
+    with Runner({PidsConfig: pids}) as timing:
+        assert timing.warm(60)
+        run_id = timing.submit(PidsConfig(seconds=1.5))
+        while timing.status(run_id).state != "running":
+            time.sleep(0.01)
+        time.sleep(0.2)  # the job is in its worker, being timed
+        made: list[Runner] = []
+        maker = threading.Thread(target=lambda: made.append(Runner({PidsConfig: pids})))
+        maker.start()
+        maker.join(0.5)
+        assert maker.is_alive(), "a new runner's worker started while another runner's run was timed"
+        finished = timing.wait(run_id, 30)
+        maker.join(30)
+        assert finished.state == "completed" and made
+        with made[0]:
+            assert made[0].warm(60)
+
+
+def test_the_warm_workers_memory_budget(monkeypatch):
+    monkeypatch.delenv(memory.WARM_ENV, raising=False)
+    monkeypatch.setattr(memory, "available_ram", lambda: 2 * memory.WORKER_BYTES + memory.RESERVE_BYTES)
+    assert memory.warm_workers() == 2  # one per run of a comparison: 3.2 GB, a run's room left beside them
+    monkeypatch.setattr(memory, "available_ram", lambda: 2 * memory.WORKER_BYTES + memory.RESERVE_BYTES - 1)
+    assert memory.warm_workers() == 1
+    monkeypatch.setenv(memory.WARM_ENV, "3")
+    assert memory.warm_workers() == 3
