@@ -254,3 +254,25 @@ def test_a_zip_with_no_run_inside_says_so_in_one_sentence():
     ]
     at.file_uploader(key="history_upload").set_value(("runs.zip", b"not a zip", "application/zip")).run()
     assert [e.value for e in at.error][0].startswith("runs.zip: this is not a readable .zip file")
+
+
+def test_a_deleted_run_stays_deleted_when_the_next_file_is_uploaded():
+    # The browser's uploader keeps every file chosen so far, each under its file id, and adds the next one to them.
+    # AppTest's element forgets its files between runs, so the first file's entry (id included) is handed back.
+    at = page("History")
+    gone_id, gone = server_file(seed=11)
+    next_id, nxt = server_file(seed=12)
+    first = at.file_uploader(key="history_upload").upload("a.json", gone, "application/json")
+    held = list(first._files)
+    first.run()
+    at.multiselect(key="history_pick").set_value([gone_id]).run()
+    at.button(key="history_delete").click().run()
+    at.button(key="history_delete_yes").click().run()
+    assert get_store().get(gone_id) is None
+    uploader = at.file_uploader(key="history_upload")
+    uploader._files = held  # still holding a.json, as the page does
+    uploader.upload("b.json", nxt, "application/json").run()
+    assert get_store().get(next_id) is not None
+    assert get_store().get(gone_id) is None  # not imported again from the uploader's first file
+    assert any(next_id in s.value for s in at.success)
+    assert not any(gone_id in s.value for s in at.success) and not at.exception

@@ -34,8 +34,15 @@ def on_upload() -> None:
     if not files:  # the files were removed from the uploader
         ss.import_messages = []
         return
+    # Each file once: the uploader keeps every file chosen so far, and one imported again would bring back a run
+    # deleted since (upload A, delete A, upload B: A was back).
+    seen = ss.setdefault("imported_uploads", set())
+    new = [f for f in files if f.file_id not in seen]
+    if not new:
+        return
     messages = []
-    for file in files:
+    for file in new:
+        seen.add(file.file_id)
         try:
             parts = views.unzip_runs(file.getvalue()) if file.name.lower().endswith(".zip") else [(file.name, None)]
         except ValueError as err:

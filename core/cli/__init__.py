@@ -1,4 +1,4 @@
-"""The command line: python -m core devices | train | compare | history | export | import | salvage | sweep.
+"""The command line: python -m core devices | train | compare | history | export | import | delete | salvage | sweep.
 
 COMMANDS is the one list of subcommands; each module names its own (help, flags, handler) and none
 registers itself. The shared parts (exit codes, --db, the save-and-report tail) are in core.cli.common.
@@ -7,11 +7,12 @@ registers itself. The shared parts (exit codes, --db, the save-and-report tail) 
 from __future__ import annotations
 
 import os
+import sys
 
 from core.cli import compare, devices, history, sweep, train
-from core.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, OneLineParser
+from core.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, OneLineParser, fail
 from core.cli.train import config_from_args
-from core.cluster.connect import ADDRESS_ENV
+from core.cluster.connect import ADDRESS_ENV, ClusterError, parse
 
 __all__ = [
     "COMMANDS",
@@ -31,6 +32,7 @@ COMMANDS: dict[str, Command] = {
     "history": history.HISTORY,
     "export": history.EXPORT,
     "import": history.IMPORT,
+    "delete": history.DELETE,
     "salvage": history.SALVAGE,
     "sweep": sweep.COMMAND,
 }
@@ -52,5 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
     if args.ray is not None:  # --ray names the cluster for this command as TFDASH_RAY_ADDRESS would
+        try:
+            parse(args.ray)  # a malformed address is a bad flag, never a run on this machine without a word
+        except ClusterError as err:
+            return fail(str(err), EXIT_USAGE)
         os.environ[ADDRESS_ENV] = args.ray
+        named = str(getattr(args, "device", None) or getattr(args, "devices", None) or "")
+        if named and "/" not in named:
+            print(f"note: --ray is not used: {named} is this machine's; a node's device is NODE/cpu or NODE/gpu:0.",
+                  file=sys.stderr)  # fmt: skip
     return args.handler(args)

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import stat
 from typing import Any
 
 import numpy as np
@@ -47,9 +48,14 @@ def _nesting_depth(text: str) -> int:
     return int(np.cumsum(step).max(initial=0))
 
 
+def without_controls(text: str) -> str:
+    """Text safe for a terminal: escape sequences removed, other control characters (newlines too) made spaces."""
+    return _CONTROLS.sub(" ", _ESCAPES.sub("", text))
+
+
 def printable(text: str, limit: int = MAX_LABEL) -> str:
-    """A label safe to show: escape sequences removed, control characters made spaces, cut to `limit` characters."""
-    text = _CONTROLS.sub(" ", _ESCAPES.sub("", text))
+    """A label safe to show: without_controls(), cut to `limit` characters."""
+    text = without_controls(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -137,7 +143,13 @@ def check_values(value: Any) -> None:
 def read_limited(path: str | os.PathLike) -> bytes:
     """A file's bytes, reading no more than the size limit allows."""
     try:
-        with open(path, "rb") as fh:
+        # O_NONBLOCK: opening a FIFO for reading would wait for a writer forever; fstat then refuses it.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise RunFileError(
+                    "The file is not a regular file (a directory, FIFO, device or socket); name a .json file."
+                )
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as err:
         raise RunFileError(f"The file cannot be read ({err.strerror or err}).") from None
