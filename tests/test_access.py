@@ -86,6 +86,17 @@ def test_a_wrong_token_is_a_viewer_and_the_right_one_presents_with_the_token_out
     assert presenter.session_state[access.KEY].presenter  # kept for the session, the token gone from the URL
 
 
+def test_a_link_with_two_tokens_or_a_token_in_other_letters_is_a_viewer_and_loses_them(shared):
+    # The last of ?token=nope&token=RIGHT had made a presenter; ?TOKEN= stayed in the address bar.
+    for params in ({access.PARAM: ["not-the-token", TOKEN]}, {access.PARAM: [TOKEN, TOKEN]}, {"TOKEN": TOKEN}):
+        at = AppTest.from_file(APP, default_timeout=60)
+        for key, value in params.items():
+            at.query_params[key] = value
+        at = page("Train", at.run())
+        assert not at.session_state[access.KEY].presenter and at.button(key="run").disabled
+        assert not [k for k in at.query_params if k.lower() == access.PARAM]
+
+
 def test_only_the_presenter_stops_a_run_and_every_page_says_who_did(shared, fashion_mnist):
     presenter, viewer = open_as(TOKEN), None
     presenter.number_input(key="epochs").set_value(200)

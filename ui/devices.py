@@ -44,7 +44,7 @@ def cluster_ui(hw: probe.Probe) -> None:
     st.caption(hw.cluster + (f" Ray's own dashboard: {link}" if link else ""))
     for node in hw.nodes:
         if node.get("message"):
-            st.warning(node["message"])
+            st.warning(views.plain(node["message"]))
             continue
         host = node["host"]
         title = f"{node['name']} · {views.plain(str(host.get('hostname') or '?'))}"
@@ -55,7 +55,7 @@ def cluster_ui(hw: probe.Probe) -> None:
                 + "".join(f", `{node['name']}/gpu:{g['index']}`" for g in host.get("gpus") or []),
             )
         ]
-        rows += probe.host_rows(probe.Probe(probe.READY, host=host))
+        rows += [(k, views.plain(str(v))) for k, v in probe.host_rows(probe.Probe(probe.READY, host=host))]
         st.markdown(f"| | {title} |\n|---|---|\n" + "\n".join(f"| **{k}** | {v} |" for k, v in rows))
 
 

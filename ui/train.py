@@ -70,7 +70,7 @@ def results_ui(runs: tuple[JobStatus, ...], hw: probe.Probe) -> None:
     names = labels(runs)
     for s, label in zip(runs, names, strict=True):
         if s.state == "failed":
-            st.error(f"{label}: {s.error or 'the run failed.'}")
+            st.error(views.plain(f"{label}: {s.error or 'the run failed.'}"))
         if s.note:  # the history refused a write (locked, full): the run goes on, and says what is not stored
             st.warning(views.plain(f"{label}: {s.note}"))
     results = [live.snapshot(s) for s in runs]

@@ -185,9 +185,9 @@ def take(kinds: Iterable[str] = KINDS) -> Snapshot:
 
 # -- the live fragment ------------------------------------------------------------------------
 def queue_ui() -> None:
-    """The page's role (said when it matters) and the queue line's place; the view's live fragment fills it."""
-    if sentence := access.role().sentence:
-        st.caption(sentence)
+    """The page's role (said when it matters, with the presenter's End) and the queue line's place; the view's live
+    fragment fills it."""
+    access.role_ui()
     _queue_slot.set(st.empty())
 
 

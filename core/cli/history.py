@@ -209,7 +209,7 @@ def _export_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _import_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE", help="a run's or a sweep's JSON file (at most 5 MB)")
+    p.add_argument("file", metavar="FILE", help="a run's or a sweep's JSON file (at most 5 MiB)")
     db_flag(p)
 
 

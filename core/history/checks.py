@@ -8,7 +8,6 @@ messages are never shown.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import fields
 from datetime import datetime
@@ -18,6 +17,7 @@ from jsonschema import Draft202012Validator, FormatChecker, validators
 from jsonschema.exceptions import ValidationError
 
 from core.config import ConfigError, SweepConfig, TrainConfig
+from core.history.keywords import KEYWORDS
 from core.history.limits import RunFileError, show, show_key
 from core.history.schemas import SCHEMAS, TRAIN_KIND
 from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
@@ -26,15 +26,7 @@ from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, S
 _TYPES = Draft202012Validator.TYPE_CHECKER.redefine(
     "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
 )
-
-
-def _full_pattern(validator, pattern: str, instance: Any, schema: dict) -> Iterable[ValidationError]:
-    # The whole string, not re.search: a pattern's `$` also matches before a final newline ("abc\n" passed).
-    if validator.is_type(instance, "string") and not re.fullmatch(pattern, instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-_Validator = validators.extend(Draft202012Validator, {"pattern": _full_pattern}, type_checker=_TYPES)
+_Validator = validators.extend(Draft202012Validator, KEYWORDS, type_checker=_TYPES)  # full-match patterns, quick lists
 FORMATS = FormatChecker(())
 
 

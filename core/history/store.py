@@ -50,6 +50,7 @@ class Store:
         self.lock_timeout = lock_timeout()
         self.read_only = is_read_only(self.path) if read_only is None else read_only
         self._write_lock, self._read_lock = threading.RLock(), threading.Lock()
+        self._running: dict[str, summary.Running] = {}  # runs recording epoch by epoch: their summaries so far
         if self.read_only:
             self._writer, self._reader = None, open_read_only(self.path, self.lock_timeout)
         else:
@@ -132,13 +133,13 @@ class Store:
                     (tables.to_json(result.host), tables.to_json(result.device), result.started_at, run_id),
                 )
             tables.write_epochs(db, run_id, [metrics])
-            summary.refresh(db, [run_id])
+            summary.after_epoch(db, run_id, metrics, self._running.setdefault(run_id, summary.Running()))
 
     def finish(self, result: RunResult, origin: str = "local") -> None:
         """Write a run's final state and every epoch it has (inserting the run if it was never begun)."""
         with self._tx() as db:
             tables.write_run(db, result, origin)
-        database.LIVE.discard(result.run_id)
+        self._ended(result.run_id)
 
     def mark(self, run_id: str, status: str, error: str | None = None) -> None:
         """Set a run's final status when there is no result to finish it with."""
@@ -149,13 +150,17 @@ class Store:
                 " owner_token = NULL WHERE run_id = ?",
                 (status, error, utc_now(), run_id),
             )
-        database.LIVE.discard(run_id)
+        self._ended(run_id)
 
     def save(self, result: RunResult | SweepResult, origin: str = "local") -> None:
         """Store a finished training run or sweep whole (replacing what was recorded of it so far)."""
         with self._tx() as db:
             tables.write(db, result, origin)
-        database.LIVE.discard(result.run_id)
+        self._ended(result.run_id)
+
+    def _ended(self, run_id: str | None) -> None:
+        database.LIVE.discard(run_id)
+        self._running.pop(run_id, None)
 
     def save_record(
         self, kind: str, payload: dict[str, Any], run_id: str | None = None, status: str = "completed"
