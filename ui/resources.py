@@ -42,7 +42,8 @@ def hardware() -> probe.Probe:
 
 def start() -> str | None:
     """Start what every page needs (the hardware check, the runner and its history); a sentence if it cannot."""
-    hardware()  # starts the GPU check in a subprocess; the page does not wait for it
+    if warning := hardware().cluster_warning:  # starts the GPU check in a subprocess; the page does not wait for it
+        st.warning(warning)  # every page: a cluster used without token authentication runs anyone's code
     try:
         get_runner()  # opens the run history: an unusable file is one sentence, not a traceback
     except history.StoreError as err:

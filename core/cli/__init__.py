@@ -1,4 +1,5 @@
-"""The command line: python -m core devices | train | compare | history | export | import | delete | salvage | sweep.
+"""The command line: python -m core devices | train | compare | history | export | import | delete | salvage | sweep
+| cluster-head.
 
 COMMANDS is the one list of subcommands; each module names its own (help, flags, handler) and none
 registers itself. The shared parts (exit codes, --db, the save-and-report tail) are in core.cli.common.
@@ -9,10 +10,10 @@ from __future__ import annotations
 import os
 import sys
 
-from core.cli import compare, devices, history, sweep, train
+from core.cli import cluster, compare, devices, history, sweep, train
 from core.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, OneLineParser, fail
 from core.cli.train import config_from_args
-from core.cluster.connect import ADDRESS_ENV, ClusterError, parse
+from core.cluster.connect import ADDRESS_ENV, ALLOW_ENV, ALLOW_FLAG, ClusterError, parse
 
 __all__ = [
     "COMMANDS",
@@ -35,6 +36,7 @@ COMMANDS: dict[str, Command] = {
     "delete": history.DELETE,
     "salvage": history.SALVAGE,
     "sweep": sweep.COMMAND,
+    "cluster-head": cluster.COMMAND,
 }
 
 
@@ -46,6 +48,9 @@ def build_parser() -> OneLineParser:
         sub = subs.add_parser(name, help=command.help, description=command.help)
         command.add_flags(sub)
         sub.add_argument("--ray", metavar="ADDRESS", help=f"a Ray cluster whose nodes to use (default ${ADDRESS_ENV})")
+        sub.add_argument(
+            ALLOW_FLAG, action="store_true", help=f"use a Ray cluster without token authentication ({ALLOW_ENV}=1)"
+        )
         sub.set_defaults(handler=command.run)
     return parser
 
@@ -53,6 +58,8 @@ def build_parser() -> OneLineParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
+    if args.ray_allow_unauthenticated:
+        os.environ[ALLOW_ENV] = "1"
     if args.ray is not None:  # --ray names the cluster for this command as TFDASH_RAY_ADDRESS would
         try:
             parse(args.ray)  # a malformed address is a bad flag, never a run on this machine without a word

@@ -164,6 +164,8 @@ def on_node(node: str) -> None:
     from core.cluster import connect, nodes
 
     connect.connect()
+    if warning := connect.warning():
+        print(warning, file=sys.stderr, flush=True)
     nodes.find(node)
 
 
