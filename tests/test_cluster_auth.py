@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from core.cluster import connect
+from core.cluster import auth, connect
 from tests.conftest import ROOT, require, run_cli
 
 pytestmark = pytest.mark.ray
@@ -79,7 +79,7 @@ def open_cluster(tmp_path_factory):
                  {"RAY_AUTH_MODE": "disabled"})  # fmt: skip
     ports = [connect.parse(f"127.0.0.1:{port}"), connect.parse(f"ray://127.0.0.1:{client}")]
     deadline = time.monotonic() + 150
-    while not all(connect.accepts_without_token(a, timeout=2) for a in ports):  # Ray Client's server comes last
+    while not all(auth.accepts_without_token(a, timeout=2) for a in ports):  # Ray Client's server comes last
         assert proc.poll() is None and time.monotonic() < deadline, "the open head did not start"
         time.sleep(0.5)
     yield f"127.0.0.1:{port}", f"ray://127.0.0.1:{client}", tmp / "home"
@@ -98,8 +98,8 @@ def test_cluster_head_makes_a_private_token_starts_with_it_and_prints_what_the_l
     # Both ports refuse a request without the token and answer one with it.
     for text in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{client}"):
         address = connect.parse(text)
-        assert connect.accepts_without_token(address) is False
-        assert connect._answers(address, token) is True and connect._answers(address, "0" * 64) is False
+        assert auth.accepts_without_token(address) is False
+        assert auth._answers(address, token) is True and auth._answers(address, "0" * 64) is False
 
 
 def test_a_laptop_without_the_token_or_with_a_wrong_one_is_told_at_once(guarded):
@@ -127,13 +127,13 @@ def test_a_cluster_that_takes_work_without_a_token_is_refused_on_the_cli_and_the
     for text in (gcs, client):
         done = run_cli("devices", "--ray", text, env={"HOME": str(home)})
         assert done.returncode == 1, done.stderr
-        assert done.stderr.strip().splitlines() == [f"error: {connect.unauthenticated_sentence(text)}"]
+        assert done.stderr.strip().splitlines() == [f"error: {auth.unauthenticated_sentence(text)}"]
     # The page: one sentence in Devices, nothing of the cluster offered; the address only on the presenter's page.
     monkeypatch.setenv(connect.ADDRESS_ENV, client)
     monkeypatch.setattr(probe, "_cluster", probe.ClusterProber())
     probe.start()
     hw = probe.wait_cluster(60)
-    assert hw.cluster.startswith(connect.unauthenticated_sentence(client)) and hw.nodes == ()
+    assert hw.cluster.startswith(auth.unauthenticated_sentence(client)) and hw.nodes == ()
     assert connect.connected() is None
     presenter = " ".join(c.value for c in page("Devices").caption)
     assert "accepts work without a token" in presenter and client.removeprefix("ray://").split(":")[1] in presenter
@@ -153,7 +153,7 @@ def test_allowed_explicitly_an_open_cluster_is_used_with_a_warning_on_every_page
 
     gcs, _, _ = open_cluster
     monkeypatch.setenv(connect.ADDRESS_ENV, gcs)
-    monkeypatch.setenv(connect.ALLOW_ENV, "1")
+    monkeypatch.setenv(auth.ALLOW_ENV, "1")
     monkeypatch.setattr(probe, "_cluster", probe.ClusterProber())
     probe.start()
     try:

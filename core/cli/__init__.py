@@ -13,7 +13,8 @@ import sys
 from core.cli import cluster, compare, devices, history, sweep, train
 from core.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, OneLineParser, fail
 from core.cli.train import config_from_args
-from core.cluster.connect import ADDRESS_ENV, ALLOW_ENV, ALLOW_FLAG, ClusterError, parse
+from core.cluster.auth import ALLOW_ENV, ALLOW_FLAG
+from core.cluster.connect import ADDRESS_ENV, ClusterError, parse
 
 __all__ = [
     "COMMANDS",

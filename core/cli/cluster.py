@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 from core.cli.common import EXIT_FAILED, EXIT_OK, Command, fail
-from core.cluster.connect import Address, accepts_without_token
+from core.cluster.auth import accepts_without_token
+from core.cluster.connect import Address
 
 READY_TIMEOUT_S = 90.0  # `ray start` on a cold disk: the GCS, the raylet, Ray Client's server
 

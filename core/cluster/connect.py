@@ -23,10 +23,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.cluster import auth
+
 ADDRESS_ENV = "TFDASH_RAY_ADDRESS"
-ALLOW_ENV = "TFDASH_RAY_ALLOW_UNAUTHENTICATED"  # =1 (or --ray-allow-unauthenticated): use a cluster without a token
-ALLOW_FLAG = "--ray-allow-unauthenticated"
-SAFE_START = "python -m core cluster-head"  # the GPU box's one command: a cluster with token authentication
 ADDRESS_FORMS = "auto, HOST:PORT (a node's Ray address, port 6379 by default) or ray://HOST:PORT (Ray Client, 10001)"
 TCP_TIMEOUT_S = 3.0  # a host that answers at all answers a TCP connect well within this
 INIT_TIMEOUT_S = 30.0  # ray.init on a reachable address: connecting and shipping the core package
@@ -100,106 +99,14 @@ def check_reachable(address: Address, timeout: float = TCP_TIMEOUT_S) -> None:
         pool.shutdown(wait=False)
 
 
-def accepts_without_token(address: Address, timeout: float = TCP_TIMEOUT_S) -> bool | None:
-    """Whether the cluster answers a request that carries no token (None: it could not be asked).
-
-    A plain gRPC channel, without Ray's interceptors, so nothing of this process's token is sent: Ray Client's
-    ClusterInfo for ray://, the GCS's GetClusterId for the main port. With token authentication both answer
-    UNAUTHENTICATED; without it, both answer (a process with no token had run `id` on such a cluster).
-    """
-    return _answers(address, None, timeout)
-
-
-def _answers(address: Address, token: str | None, timeout: float = TCP_TIMEOUT_S) -> bool | None:
-    """Whether the cluster answers a request with `token` (None: none) as Ray sends it; None if it cannot be asked."""
-    import grpc
-    from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc, ray_client_pb2, ray_client_pb2_grpc
-
-    target = _target(address)
-    if target is None:
-        return None
-    metadata = [("authorization", f"Bearer {token}")] if token else None
-    channel = grpc.insecure_channel(target)
-    try:
-        if address.client:
-            ping = ray_client_pb2.ClusterInfoRequest(type=ray_client_pb2.ClusterInfoType.PING)
-            ray_client_pb2_grpc.RayletDriverStub(channel).ClusterInfo(ping, timeout=timeout, metadata=metadata)
-        else:
-            gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel).GetClusterId(
-                gcs_service_pb2.GetClusterIdRequest(), timeout=timeout, metadata=metadata
-            )
-        return True
-    except grpc.RpcError as err:
-        return False if err.code() == grpc.StatusCode.UNAUTHENTICATED else None
-    finally:
-        channel.close()
-
-
-def this_token() -> str | None:
-    """The token this process would send (RAY_AUTH_MODE=token and $RAY_AUTH_TOKEN, $RAY_AUTH_TOKEN_PATH or
-    ~/.ray/auth_token, as Ray reads it), or None."""
-    if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
-        return None
-    if token := os.environ.get("RAY_AUTH_TOKEN", "").strip():
-        return token
-    path = Path(os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token").expanduser()
-    try:
-        return path.read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
-
-
-def check_token(address: Address) -> bool | None:
-    """Whether the cluster accepts work without a token (True), needs one this process has (False); ClusterError if
-    it needs one this process lacks or has wrong; None if it could not be asked (ray.init then says what it finds)."""
-    open_door = accepts_without_token(address)
-    if open_door is not False:
-        return open_door
-    token = this_token()
-    if token is None or _answers(address, token) is False:
-        lacking = "this machine has no token for it" if token is None else "it refused this machine's token"
-        raise ClusterError(
-            f"The Ray cluster at {address.text} has token authentication and {lacking}: set RAY_AUTH_MODE=token and "
-            f"RAY_AUTH_TOKEN to the token `{SAFE_START}` printed on the GPU box (or copy its ~/.ray/auth_token here)."
-        )
-    return False
-
-
-def _target(address: Address) -> str | None:
-    """HOST:PORT to ask: the address itself, or for `auto` the local cluster's GCS as Ray finds it."""
-    if address.host is not None:
-        host = f"[{address.host}]" if ":" in address.host else address.host
-        return f"{host}:{address.port}"
-    try:
-        from ray._private.services import canonicalize_bootstrap_address
-
-        return canonicalize_bootstrap_address("auto")
-    except Exception:  # noqa: BLE001 - no local cluster: ray.init says so in its own sentence
-        return None
-
-
-def unauthenticated_sentence(address: str) -> str:
-    """Why a cluster without token authentication is refused, and how to start one safely or allow it."""
-    return (
-        f"The Ray cluster at {address} accepts work without a token: anyone who can reach its ports can run code "
-        f"there. Start it with `{SAFE_START}` on the GPU box (token authentication), or use it anyway with "
-        f"{ALLOW_FLAG} ({ALLOW_ENV}=1)."
-    )
-
-
 def warning() -> str | None:
     """The warning every page and command says while this process uses a cluster that needs no token."""
     if _connected is None or not _unauthenticated:
         return None
     return (
-        f"Warning: the Ray cluster in use accepts work without a token ({ALLOW_ENV}=1): anyone on "
-        f"its network can run code there. `{SAFE_START}` starts one with token authentication."
+        f"Warning: the Ray cluster in use accepts work without a token ({auth.ALLOW_ENV}=1): anyone on "
+        f"its network can run code there. `{auth.SAFE_START}` starts one with token authentication."
     )
-
-
-def allowed_unauthenticated() -> bool:
-    """Whether the person asked to use a cluster without token authentication ($TFDASH_RAY_ALLOW_UNAUTHENTICATED=1)."""
-    return os.environ.get(ALLOW_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 def _sentence(err: BaseException, address: Address) -> str:
@@ -242,9 +149,11 @@ def connect(text: str | None = None, timeout: float = INIT_TIMEOUT_S) -> str:
         os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
         import ray
 
-        open_door = check_token(address)
-        if open_door and not allowed_unauthenticated():
-            raise ClusterError(unauthenticated_sentence(address.text))
+        open_door = auth.accepts_without_token(address)
+        if open_door is False and (problem := auth.token_problem(address)):
+            raise ClusterError(problem)
+        if open_door and not auth.allowed_unauthenticated():
+            raise ClusterError(auth.unauthenticated_sentence(address.text))
 
         outcome: list[BaseException | None] = []
 
@@ -272,9 +181,9 @@ def connect(text: str | None = None, timeout: float = INIT_TIMEOUT_S) -> str:
         global _unauthenticated
         # Asked and told, or (not askable) connected with no token of ours at all: the cluster needs none.
         _unauthenticated = bool(open_door) or (open_door is None and os.environ.get("RAY_AUTH_MODE") != "token")
-        if _unauthenticated and not allowed_unauthenticated():
+        if _unauthenticated and not auth.allowed_unauthenticated():
             ray.shutdown()
-            raise ClusterError(unauthenticated_sentence(address.text))
+            raise ClusterError(auth.unauthenticated_sentence(address.text))
         _connected = address.text
         return _connected
 
