@@ -51,6 +51,7 @@ class Session:
         self.page_hashes: dict[str, str] = {}  # page name -> its script hash
         self.fragments: dict[str, float] = {}  # fragment id -> its run_every interval (s)
         self.texts: dict[tuple, str] = {}  # the page as it stands: delta path -> text
+        self.widget_ids: dict[str, str] = {}  # a widget's key -> its id, as the page drew it
         self._ws = None
         self._lock = threading.Lock()
 
@@ -124,11 +125,12 @@ class Session:
         if self._ws is not None:
             self._ws.close()
 
-    def run(self, page: str | None = None, fragment: str | None = None, timeout: float = 60, widgets=None) -> Run:
+    def run(self, page: str | None = None, fragment: str | None = None, timeout: float = 60, widgets=None,
+            query: str = "") -> Run:  # fmt: skip
         """Ask for a script run (the page `page`, or only `fragment`) and read until it finishes; what it drew."""
         msg = BackMsg()
         state = msg.rerun_script
-        state.query_string = ""
+        state.query_string = query
         if page is not None:
             state.page_script_hash = self.page_hashes.get(page, "")
         if fragment is not None:
@@ -174,6 +176,9 @@ class Session:
             elif which == "button":
                 key = element.button.id.rsplit("-", 1)[-1]
                 run.buttons[key], run.button_ids[key] = element.button.disabled, element.button.id
+            elif which is not None and getattr(getattr(element, which), "id", ""):
+                widget_id = getattr(element, which).id
+                self.widget_ids[widget_id.rsplit("-", 1)[-1]] = widget_id
         elif kind == "script_finished":
             run.finished = ForwardMsg.ScriptFinishedStatus.Name(fwd.script_finished)
             return True
@@ -192,4 +197,15 @@ def click(run: Run, key: str):
     state = states.widgets.add()
     state.id = run.button_ids[key]
     state.trigger_value = True
+    return states
+
+
+def set_number(session: Session, key: str, value: int, states=None):
+    """WidgetStates (new, or `states` added to) that set the number input keyed `key` to `value`."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+
+    states = states or WidgetStates()
+    state = states.widgets.add()
+    state.id = session.widget_ids[key]
+    state.int_value = value
     return states

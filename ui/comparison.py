@@ -13,7 +13,7 @@ import streamlit as st
 
 from core import axes, compare
 from core.results import RunResult
-from ui import charts, learned, views
+from ui import charts, drawn, learned, views
 
 X_AXES = {"clock": "Training seconds (the race)", "epoch": "Epoch"}
 MEASURED = (
@@ -186,18 +186,31 @@ def numbers_ui(results: list[RunResult], labels: list[str], target: float | None
 
 
 def compare_ui(
-    results: list[RunResult], labels: list[str], by_value: bool = False, in_progress: Sequence | None = None
+    results: list[RunResult],
+    labels: list[str],
+    by_value: bool = False,
+    in_progress: Sequence | None = None,
+    key: tuple | None = None,
 ) -> tuple[int, int] | None:
     """Charts, headline, numbers and what the models learned: what Train shows live and History for picked runs.
 
     by_value: the runs are one machine's comparison along an axis, so the headline names the axis' values
     (History's runs may come from several machines: their labels name the hosts). Returns the (baseline,
     other) pair the headline compares, or None. in_progress: per run, its epoch still training, or None.
+    key: the runs' ids and progress (ui.drawn): every page then shows one drawing per change, drawn once.
     """
     above = st.container()  # the charts come first on screen; the controls under them set what they show
     axis, target = controls_ui(results) if any(r.epochs for r in results) else ("clock", None)
+    settings = None if key is None else (key, tuple(labels), axis, target, by_value)
     with above:
-        charts_ui(results, labels, axis, target, in_progress)
+        drawn.once(settings, charts_ui, results, labels, axis, target, in_progress)
+    return drawn.once(settings, below_ui, results, labels, by_value, target)
+
+
+def below_ui(
+    results: list[RunResult], labels: list[str], by_value: bool, target: float | None
+) -> tuple[int, int] | None:
+    """Under the charts: the headline, the ratios, the numbers and what the models learned; the headline's pair."""
     pair = pair_of(results)
     headline_ui(results, labels, pair, by_value)
     ratios_ui(results, labels)

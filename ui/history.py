@@ -11,7 +11,7 @@ from core.history import archive
 from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
 from core.history.store import Store, StoreError
-from ui import access, comparison, kept, layout, salvage, views, watcher
+from ui import access, comparison, drawn, kept, layout, salvage, views, watcher
 from ui.resources import get_store
 
 PICK = {"history_pick": []}  # kept across views: the runs picked to overlay
@@ -179,7 +179,9 @@ def compare_ui(store: Store, picked: list[HistoryRow]) -> None:
     if not runs:  # deleted from another page since the table was read
         return
     pair = comparison.compare_ui(
-        runs, views.run_labels(picked, [{**r.config, "jit_compile": bool(r.device.get("jit_compile"))} for r in runs])
+        runs,
+        views.run_labels(picked, [{**r.config, "jit_compile": bool(r.device.get("jit_compile"))} for r in runs]),
+        key=drawn.stored_key(runs),  # every page picking these runs shows one drawing (ui/drawn.py)
     )
     if pair and (differences := views.config_differences(runs[pair[0]], runs[pair[1]])):
         st.caption(

@@ -10,7 +10,7 @@ from core import probe
 from core.engine.kinds import JOB_KINDS
 from core.history import store as history
 from core.runner import Runner
-from ui import salvage
+from ui import priority, salvage
 
 
 @st.cache_resource(show_spinner=False)
@@ -49,6 +49,7 @@ def start() -> str | None:
     except history.StoreError as err:
         _offer_salvage(str(err))
         return str(err)
+    priority.render_below_training()  # after the runner exists: its worker processes keep the run's priority
     return None
 
 

@@ -15,7 +15,7 @@ from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
 from core.runner import JobStatus
-from ui import charts, compare_settings, comparison, layout, live, roofline, train_settings, views, watcher
+from ui import charts, compare_settings, comparison, drawn, layout, live, roofline, train_settings, views, watcher
 from ui.labels import series_labels
 from ui.resources import hardware
 
@@ -74,8 +74,9 @@ def results_ui(runs: tuple[JobStatus, ...], hw: probe.Probe) -> None:
         if s.note:  # the history refused a write (locked, full): the run goes on, and says what is not stored
             st.warning(views.plain(f"{label}: {s.note}"))
     results = [live.snapshot(s) for s in runs]
-    comparison.compare_ui(results, names, by_value=True, in_progress=[s.in_progress for s in runs])
-    roofline.runs_ui(results, names)  # why: the runs on their devices' rooflines
+    key = drawn.progress_key(runs)  # drawn once per change for every page watching (ui/drawn.py)
+    comparison.compare_ui(results, names, by_value=True, in_progress=[s.in_progress for s in runs], key=key)
+    drawn.once((key, tuple(names)), roofline.runs_ui, results, names)  # why: the runs on their devices' rooflines
     if len(results) == 1 and results[0].epochs:
         st.caption(compare_hint(hw))
 
