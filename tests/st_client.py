@@ -35,6 +35,7 @@ class Run:
     texts: dict[tuple, str] = field(default_factory=dict)
     finished: str | None = None
     seconds: float = 0.0
+    fragment: bool = False  # a fragment's rerun, not the whole page
     buttons: dict[str, bool] = field(default_factory=dict)  # a button's key (its id's tail) -> disabled
     button_ids: dict[str, str] = field(default_factory=dict)  # a button's key -> its widget id
 
@@ -52,6 +53,7 @@ class Session:
         self.fragments: dict[str, float] = {}  # fragment id -> its run_every interval (s)
         self.texts: dict[tuple, str] = {}  # the page as it stands: delta path -> text
         self.widget_ids: dict[str, str] = {}  # a widget's key -> its id, as the page drew it
+        self.page_hash = ""  # the script hash of the page on screen
         self._ws = None
         self._lock = threading.Lock()
 
@@ -138,11 +140,11 @@ class Session:
             state.is_auto_rerun = True
         if widgets is not None:
             state.widget_states.CopyFrom(widgets)
+        if fragment is not None:
+            state.page_script_hash = self.page_hash  # a fragment of the page on screen
         began = time.monotonic()
-        if fragment is None:
-            self.texts = {}  # a whole run draws the page afresh
         self._ws.send(msg.SerializeToString())
-        run = Run()
+        run = Run(fragment=fragment is not None)
         deadline = began + timeout
         while True:
             left = deadline - time.monotonic()
@@ -159,10 +161,13 @@ class Session:
     def _read(self, fwd: ForwardMsg, run: Run) -> bool:
         """Take in one ForwardMsg; True when it ends the run (script_finished)."""
         kind = fwd.WhichOneof("type")
-        if kind == "new_session":
+        if kind == "new_session":  # every run of the script starts with one; a whole run draws the page afresh
             init = fwd.new_session.initialize
             self.session_id = init.session_id or self.session_id
             self.page_hashes = {p.page_name: p.page_script_hash for p in fwd.new_session.app_pages}
+            self.page_hash = fwd.new_session.page_script_hash
+            if not run.fragment:
+                self.fragments, self.texts = {}, {}  # its fragments say their ids again (auto_rerun)
         elif kind == "auto_rerun":
             self.fragments[fwd.auto_rerun.fragment_id] = fwd.auto_rerun.interval
         elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
@@ -181,6 +186,9 @@ class Session:
                 self.widget_ids[widget_id.rsplit("-", 1)[-1]] = widget_id
         elif kind == "script_finished":
             run.finished = ForwardMsg.ScriptFinishedStatus.Name(fwd.script_finished)
+            if run.finished == "FINISHED_EARLY_FOR_RERUN":  # st.rerun(): the whole page runs next, read it too
+                run.fragment = False
+                return False
             return True
         return False
 

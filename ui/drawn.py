@@ -9,6 +9,8 @@ drawing depends on (the runs' ids and progress, labels, the chart settings); the
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -17,6 +19,7 @@ import streamlit as st
 from ui import live, watcher
 
 MAX_KEPT = 32  # drawings kept: a few per view and setting; each holds its charts' data (a few hundred kB at most)
+FRAME_KEPT_S = 600.0  # a group's frame nobody asked for this long is forgotten
 
 
 @st.cache_data(max_entries=MAX_KEPT, show_spinner=False)
@@ -29,6 +32,28 @@ def once(key: Hashable | None, draw: Callable[..., Any], *args: Any) -> Any:
     if key is None:
         return draw(*args)
     return _replay((draw.__module__, draw.__qualname__, key), draw, args)
+
+
+_frames: dict[tuple, tuple[tuple, float, tuple]] = {}  # the runs' ids -> (progress, when, their snapshots)
+_frames_lock = threading.Lock()
+
+
+def frame(jobs: tuple) -> tuple[tuple, tuple]:
+    """(key, jobs) of the frame every page draws of these live runs: the runs as they were when the frame was last
+    taken, taken again when ui.watcher.should_redraw says a page would redraw (a run started or ended, a round of
+    runs taking turns, else REDRAW_S later). Pages redrawing within one frame draw the same thing, so only the
+    first draws it; epochs land faster than a room of pages redraws, so a key of each page's own moment (`done`
+    per run) would differ on every page."""
+    if not jobs:
+        return (), jobs
+    ids, progress, now = tuple(s.run_id for s in jobs), progress_key(jobs), time.monotonic()
+    with _frames_lock:
+        kept = _frames.get(ids)
+        if kept is None or watcher.should_redraw(progress, kept[0], kept[1], now):
+            kept = _frames[ids] = (progress, now, tuple(jobs))
+            for old in [k for k, v in _frames.items() if now - v[1] > FRAME_KEPT_S]:
+                del _frames[old]
+    return kept[0], kept[2]
 
 
 def progress_key(jobs: Any) -> tuple:

@@ -1,11 +1,12 @@
-"""The server's own work below the training it measures: its event loop and page threads at nice +RENDER_NICE.
+"""A viewer's page below the training it watches: its page threads at nice +RENDER_NICE; the presenter's at 0.
 
-On a 2-core laptop the page's work (a room of viewers' reruns, their websocket traffic) and a CPU run share the
-cores; the scheduler then gives niced threads about a tenth of what it gives the run's (CFS weights 110 against
-1024), so the room waits, not the run (bench/room.py). Linux keeps a nice value per thread, and a thread or process
-starts with its creator's: so this runs once the runner exists (its dispatcher thread, which starts every worker
-process, keeps nice 0), and from then on every page thread the event loop starts is niced from birth. Only where
-app.py serves the page (make run, make share): never under AppTest, whose threads would start the tests' workers.
+On a 2-core laptop a room of viewers' reruns and a CPU run share the cores; the scheduler gives a niced thread
+about a tenth of what it gives the run's (CFS weights 110 against 1024), so the room waits, not the run
+(bench/room.py). The presenter's page keeps the run's priority: it must answer Run and Stop at once, and it is one
+page. Linux keeps a nice value per thread and a new thread or process starts with its creator's, which is why only
+the page thread running a viewer's script is niced, at the start of each of its runs (a whole page: ui.resources;
+a live fragment: ui.watcher), never the event loop (it starts every page thread) nor the runner's threads (they
+start the worker processes). Only where app.py serves the page: never under AppTest.
 """
 
 from __future__ import annotations
@@ -15,17 +16,15 @@ import threading
 
 RENDER_NICE = 10
 ENABLED = False  # set by app.py: a real server, not AppTest
-_done = threading.Event()
 
 
-def render_below_training() -> None:
-    """Once per server process: the event loop's thread and this page thread at nice RENDER_NICE (never lowered)."""
-    if not ENABLED or _done.is_set() or not hasattr(os, "setpriority"):
+def viewer_page(viewer: bool) -> None:
+    """This page thread at nice RENDER_NICE when it runs a viewer's page (a nice value is never lowered)."""
+    if not (ENABLED and viewer and hasattr(os, "setpriority")):
         return
-    _done.set()
-    for tid in {threading.main_thread().native_id, threading.get_native_id()}:
-        try:
-            if os.getpriority(os.PRIO_PROCESS, tid) < RENDER_NICE:
-                os.setpriority(os.PRIO_PROCESS, tid, RENDER_NICE)
-        except OSError:
-            pass  # a platform without per-thread priorities: the page still works, at the run's priority
+    tid = threading.get_native_id()
+    try:
+        if os.getpriority(os.PRIO_PROCESS, tid) < RENDER_NICE:
+            os.setpriority(os.PRIO_PROCESS, tid, RENDER_NICE)
+    except OSError:
+        pass  # a platform without per-thread priorities: the page still works, at the run's priority

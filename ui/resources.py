@@ -10,7 +10,7 @@ from core import probe
 from core.engine.kinds import JOB_KINDS
 from core.history import store as history
 from core.runner import Runner
-from ui import priority, salvage
+from ui import access, priority, salvage
 
 
 @st.cache_resource(show_spinner=False)
@@ -49,7 +49,7 @@ def start() -> str | None:
     except history.StoreError as err:
         _offer_salvage(str(err))
         return str(err)
-    priority.render_below_training()  # after the runner exists: its worker processes keep the run's priority
+    priority.viewer_page(not access.allowed())  # a viewer's page waits for the run, the presenter's does not
     return None
 
 

@@ -73,9 +73,9 @@ def results_ui(runs: tuple[JobStatus, ...], hw: probe.Probe) -> None:
             st.error(views.plain(f"{label}: {s.error or 'the run failed.'}"))
         if s.note:  # the history refused a write (locked, full): the run goes on, and says what is not stored
             st.warning(views.plain(f"{label}: {s.note}"))
-    results = [live.snapshot(s) for s in runs]
-    key = drawn.progress_key(runs)  # drawn once per change for every page watching (ui/drawn.py)
-    comparison.compare_ui(results, names, by_value=True, in_progress=[s.in_progress for s in runs], key=key)
+    key, shown = drawn.frame(runs)  # every page watching draws the same frame, drawn once (ui/drawn.py)
+    results = [live.snapshot(s) for s in shown]
+    comparison.compare_ui(results, names, by_value=True, in_progress=[s.in_progress for s in shown], key=key)
     drawn.once((key, tuple(names)), roofline.runs_ui, results, names)  # why: the runs on their devices' rooflines
     if len(results) == 1 and results[0].epochs:
         st.caption(compare_hint(hw))

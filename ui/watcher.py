@@ -25,7 +25,7 @@ import streamlit as st
 from core import probe
 from core.config import SweepConfig, TrainConfig
 from core.runner import JobStatus
-from ui import access, live
+from ui import access, live, priority
 from ui.resources import get_runner, hardware
 
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
@@ -207,6 +207,7 @@ def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> N
 
 
 def _tick(slot, kinds: tuple[str, ...], draw: Callable[[Snapshot], None] | None, checking: bool) -> None:
+    priority.viewer_page(not access.allowed())  # a viewer's tick waits for the run under measurement
     snap, seen = take(kinds), st.session_state.get(SEEN, set())
     answered = checking and hardware().state != probe.CHECKING
     if seen - snap.active or answered or _redraw(snap.progress()):
