@@ -294,3 +294,27 @@ def test_a_deleted_run_stays_deleted_when_the_next_file_is_uploaded():
     assert get_store().get(gone_id) is None  # not imported again from the uploader's first file
     assert any(next_id in s.value for s in at.success)
     assert not any(gone_id in s.value for s in at.success) and not at.exception
+
+
+def test_pages_showing_the_same_runs_share_one_drawing_of_them(monkeypatch):
+    # A room of viewers had each drawn the same runs' charts, headline and tables for itself (ui/drawn.py).
+    from ui import charts
+
+    drew = []
+    real = charts.race_chart
+    monkeypatch.setattr(charts, "race_chart", lambda *a, **k: drew.append(1) or real(*a, **k))
+    ids = []
+    for seed in (21, 22):
+        run_id, data = server_file(seed=seed)
+        get_store().import_result_bytes(data)
+        ids.append(run_id)
+    pages = []
+    for _ in range(3):  # three browser sessions, as three people would open History
+        at = page("History")
+        at.multiselect(key="history_pick").set_value(ids).run()
+        pages.append(at)
+    assert len(drew) == 1  # drawn by the first page, replayed to the other two
+    specs = [chart_specs(at) for at in pages]
+    assert specs[0] and specs[0] == specs[1] == specs[2]
+    headlines = [[m.value for m in at.markdown if m.value.startswith("### ")] for at in pages]
+    assert headlines[0] and headlines[0] == headlines[1] == headlines[2]
