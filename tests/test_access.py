@@ -209,3 +209,25 @@ def test_the_presenter_salvages_a_damaged_history_into_a_new_file_beside_it(tmp_
     assert said.startswith("Salvaged ") and "of the 32 results found" in said and f"TFDASH_DB={new}" in said
     with Store(new) as saved:
         assert saved.integrity_check() == "ok" and len(saved.history()) >= 25
+
+
+def test_a_viewers_page_thread_runs_below_the_training_and_the_presenters_does_not(monkeypatch):
+    import os
+    import threading
+
+    from ui import priority
+
+    monkeypatch.setattr(priority, "ENABLED", True)  # as app.py sets it in a real server
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = {}
+
+    def page_thread(viewer: bool) -> None:  # a page thread as the event loop starts it: at the server's priority
+        priority.viewer_page(viewer)
+        seen[viewer] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    for viewer in (True, False):
+        thread = threading.Thread(target=page_thread, args=(viewer,))
+        thread.start()
+        thread.join()
+    assert seen == {True: max(base, priority.RENDER_NICE), False: base}
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base  # nothing else changed
