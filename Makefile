@@ -30,7 +30,7 @@ system-deps:
 
 # 127.0.0.1 only (as .streamlit/config.toml says too): nobody else on the network can start, stop or delete.
 run: install
-	$(VENV)/bin/streamlit run streamlit_app.py --server.address 127.0.0.1 --server.port 8501
+	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.port 8501
 
 # Every IPv4 interface; the presenter's token goes to the server in its environment, never on a command line.
 share: install

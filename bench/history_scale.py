@@ -1,4 +1,6 @@
-"""How the history's list scales: 2,000 runs x 1,000 epochs (each run's file under the upload limit).
+"""How the history's list scales: 2,000 runs x 1,000 epochs (each run's file under the upload limit); and what one
+epoch's write costs at epoch 1,000 against epoch 10 (`add_epoch_1000_vs_10`: the store keeps a run's summary as
+its epochs arrive, so this stays near 1).
 
 Builds the file straight into the current schema with executemany (every run gets the same realistic
 epochs; its summary columns computed by core.history.summary, as the store computes them), then prints the
@@ -75,6 +77,25 @@ def cli_seconds(path: Path) -> float:
     return best_of(lambda: subprocess.run(argv, cwd=ROOT, capture_output=True, check=True), 3)
 
 
+def add_epoch_seconds(tmp: Path, epochs: int = 1000, around: tuple[int, ...] = (10, 1000)) -> dict[int, float]:
+    """Median seconds of Store.add_epoch over the 10 epochs up to each of `around`, as a run records them."""
+    from tests.sample_runs import make_result
+
+    run = make_result(run_id="grow00000001", epochs=epochs)
+    with Store(tmp / "grow.sqlite3") as store:
+        store.begin(run.run_id, run.config)
+        took: dict[int, list[float]] = {n: [] for n in around}
+        for m in run.epochs:
+            partial = type(run)(**{**run.__dict__, "epochs": run.epochs[: m.epoch], "status": "running"})
+            began = time.perf_counter()
+            store.add_epoch(run.run_id, m, partial)
+            elapsed = time.perf_counter() - began
+            for n in around:
+                if n - 10 < m.epoch <= n:  # the 10 epochs up to n
+                    took[n].append(elapsed)
+    return {n: statistics.median(v) for n, v in took.items()}
+
+
 def main() -> None:
     """Build both files, list them, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -105,6 +126,9 @@ def main() -> None:
         print(f"python -m core history, 100 runs:        {cli_ref:8.2f} s")
         print(f"python -m core history, {args.runs} runs:      {cli_big:8.2f} s  = {cli_big / cli_ref:5.2f}x")
         print(f"per-run list cost: {statistics.mean([listing / args.runs, ref / 100]) * 1e6:.1f} us")
+        grow = add_epoch_seconds(Path(tmp))
+        print(f"Store.add_epoch at epoch 10: {grow[10] * 1e3:.2f} ms, at epoch 1,000: {grow[1000] * 1e3:.2f} ms")
+        print(f"add_epoch_1000_vs_10: {grow[1000] / grow[10]:.2f}")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ class Job:
     settled: bool = False  # over, and every listener has seen "finished" (the store has its final state)
     in_progress: Any = None  # the epoch still training: its calls so far (core.results.EpochInProgress), live only
     together: str | None = None  # a group whose jobs take turns side by side (core.turns), or None: alone
+    note: str | None = None  # what the history does not hold yet (a locked or full file), said while the job goes on
 
     def fail(self) -> None:
         """Mark the job failed with its listener's sentence (call it with the runner's lock held)."""
@@ -57,6 +58,7 @@ class Job:
             unit=getattr(self.config, "progress_unit", "epoch"),
             stopped_by=self.stopped_by,
             in_progress=self.in_progress if self.state == "running" else None,
+            note=self.note,
         )
 
 
@@ -76,6 +78,7 @@ class JobStatus:
     unit: str = "epoch"  # what an item is: "epoch", or "point" for a sweep
     stopped_by: str | None = None  # who asked to stop it; None when nobody did
     in_progress: Any = None  # while running: the epoch still training and its calls so far (EpochInProgress)
+    note: str | None = None  # what the history does not hold yet (core.history.recorder), or None
 
     def describe(self) -> str:
         """'queued (position 2)', 'running (epoch 3 of 10)', 'running (point 2 of 5)', 'completed', ..."""

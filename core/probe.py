@@ -42,6 +42,10 @@ class Probe:
     # host as the node's own `python -m core devices --json`; and the cluster check's sentence ("" without one).
     nodes: tuple[dict[str, Any], ...] = ()
     cluster: str = ""
+    # The cluster's address (TFDASH_RAY_ADDRESS): only the presenter's page shows it; and, for a cluster used without
+    # token authentication (allowed), the warning every page shows.
+    cluster_address: str = ""
+    cluster_warning: str = ""
 
     @property
     def gpus(self) -> list[dict[str, Any]]:
@@ -111,6 +115,7 @@ class ClusterProber(Prober):
         super().__init__()  # its command is unused: _work asks the cluster instead
         self.nodes: tuple[dict[str, Any], ...] = ()
         self.sentence = ""
+        self.warning = ""
 
     def _work(self) -> None:
         from core.cluster import connect, nodes  # Ray is imported here, off the page's first render
@@ -126,6 +131,7 @@ class ClusterProber(Prober):
                 {"name": a.node.name, "node_id": a.node.node_id, "host": a.host, "message": a.message} for a in answers
             )
             self.sentence = f"Ray cluster at {address}: {len(answers)} node(s)."
+            self.warning = connect.warning() or ""
         self._done.set()
 
 
@@ -156,7 +162,8 @@ def result() -> Probe:
     if not os.environ.get(ADDRESS_ENV, "").strip():
         return _default.result()
     sentence = _cluster.sentence or "Asking the Ray cluster for its nodes…"
-    return replace(_default.result(), nodes=_cluster.nodes, cluster=sentence)
+    return replace(_default.result(), nodes=_cluster.nodes, cluster=sentence,
+                   cluster_address=os.environ[ADDRESS_ENV].strip(), cluster_warning=_cluster.warning)  # fmt: skip
 
 
 def wait(timeout: float | None = None) -> Probe:

@@ -86,6 +86,17 @@ def test_a_wrong_token_is_a_viewer_and_the_right_one_presents_with_the_token_out
     assert presenter.session_state[access.KEY].presenter  # kept for the session, the token gone from the URL
 
 
+def test_a_link_with_two_tokens_or_a_token_in_other_letters_is_a_viewer_and_loses_them(shared):
+    # The last of ?token=nope&token=RIGHT had made a presenter; ?TOKEN= stayed in the address bar.
+    for params in ({access.PARAM: ["not-the-token", TOKEN]}, {access.PARAM: [TOKEN, TOKEN]}, {"TOKEN": TOKEN}):
+        at = AppTest.from_file(APP, default_timeout=60)
+        for key, value in params.items():
+            at.query_params[key] = value
+        at = page("Train", at.run())
+        assert not at.session_state[access.KEY].presenter and at.button(key="run").disabled
+        assert not [k for k in at.query_params if k.lower() == access.PARAM]
+
+
 def test_only_the_presenter_stops_a_run_and_every_page_says_who_did(shared, fashion_mnist):
     presenter, viewer = open_as(TOKEN), None
     presenter.number_input(key="epochs").set_value(200)
@@ -195,6 +206,28 @@ def test_the_presenter_salvages_a_damaged_history_into_a_new_file_beside_it(tmp_
     at = at.button(key="salvage").click().run()  # no token configured: this machine's page presents
     (said,) = [s.value for s in at.success]
     (new,) = [p for p in tmp_path.iterdir() if p.name.startswith("damaged-salvaged-")]
-    assert said.startswith("Salvaged ") and "of 30 runs" in said and f"TFDASH_DB={new}" in said
+    assert said.startswith("Salvaged ") and "of the 32 results found" in said and f"TFDASH_DB={new}" in said
     with Store(new) as saved:
         assert saved.integrity_check() == "ok" and len(saved.history()) >= 25
+
+
+def test_a_viewers_page_thread_runs_below_the_training_and_the_presenters_does_not(monkeypatch):
+    import os
+    import threading
+
+    from ui import priority
+
+    monkeypatch.setattr(priority, "ENABLED", True)  # as app.py sets it in a real server
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = {}
+
+    def page_thread(viewer: bool) -> None:  # a page thread as the event loop starts it: at the server's priority
+        priority.viewer_page(viewer)
+        seen[viewer] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    for viewer in (True, False):
+        thread = threading.Thread(target=page_thread, args=(viewer,))
+        thread.start()
+        thread.join()
+    assert seen == {True: max(base, priority.RENDER_NICE), False: base}
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base  # nothing else changed

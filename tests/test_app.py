@@ -294,7 +294,7 @@ def test_a_failed_run_shows_its_one_sentence_not_a_traceback(at):
     assert failed.state == "failed"
     at.session_state["train"] = Watch(ids, own=True)
     at.run()
-    assert [e.value for e in at.error] == [f"CPU:7: {failed.error}"]
+    assert [e.value for e in at.error] == [views.plain(f"CPU:7: {failed.error}")]  # TFDASH_LOGICAL_CPUS: no italics
     assert failed.error.startswith("There is no cpu:7") and "\n" not in failed.error
     assert "CPU:7: failed" in " ".join(m.value for m in at.markdown)
     assert not at.exception

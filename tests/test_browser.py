@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -49,12 +50,12 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server():
-    """`streamlit run streamlit_app.py` in a subprocess; yields its URL."""
+    """`streamlit run app.py` in a subprocess, as `make run` starts it (the page behind ui/guard.py); yields its URL."""
     port = free_port()
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / "streamlit.log", "w")  # closed when the server stops
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.port", str(port),
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
          "--server.headless", "true", "--server.fileWatcherType", "none"],
         cwd=ROOT,
         stdout=log,
@@ -322,6 +323,23 @@ def test_a_server_run_uploaded_in_history_is_overlaid_and_a_second_upload_change
     assert page.locator('[data-testid="stException"]').count() == 0
     assert errors == []
     page.close()
+
+
+def test_make_run_answers_only_this_machines_names(server):
+    # DNS rebinding: a page at attacker.example, resolving to 127.0.0.1, had the presenter's role on `make run`.
+    from tests import st_client
+
+    port = urllib.parse.urlsplit(server).port
+    for name in ("attacker.example", "127.0.0.1.attacker.example", "[::2]"):
+        hostile = st_client.Session(server, host=f"{name}:{port}")
+        assert hostile.get("/").status == 403
+        with pytest.raises(st_client.Refused):
+            hostile.connect()
+    for name in ("127.0.0.1", "localhost", "[::1]"):  # what a person on this machine types
+        page = st_client.Session(server, host=f"{name}:{port}").connect()
+        page.run()
+        assert "Queue" in page.page_text() and "Viewer" not in page.page_text()  # the presenter's page, as before
+        page.close()
 
 
 def test_a_two_value_precision_comparison_runs_side_by_side(server, browser, fashion_mnist):

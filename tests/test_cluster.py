@@ -6,6 +6,7 @@ one removes the second node. Every job goes through the real Runner and Store, a
 
 from __future__ import annotations
 
+import secrets
 import time
 
 import pytest
@@ -25,20 +26,29 @@ QUICK = dict(dataset="synthetic", train_subset=1000, batch_size=50, epochs=2)
 
 @pytest.fixture(scope="module")
 def cluster():
-    """A head ('head-a') and a second node ('node-b'), one CPU each, with this process connected as the driver."""
+    """A head ('head-a') and a second node ('node-b'), one CPU each, with token authentication (as
+    `python -m core cluster-head` starts one; a cluster without it is refused), this process connected as the driver."""
     try:
         from ray.cluster_utils import Cluster
     except ImportError:
         require(False, "Ray (pip install -r requirements.txt)")
     from core.cluster import connect
 
-    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "node_name": "head-a"})
-    second = made.add_node(num_cpus=1, node_name="node-b")
-    made.wait_for_nodes()
-    connect.connect(made.address)
-    yield made, second
-    connect.disconnect()
-    made.shutdown()
+    with pytest.MonkeyPatch.context() as env:  # the cluster's processes and this driver share the token
+        env.setenv("RAY_AUTH_MODE", "token")
+        env.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
+        from ray._private.authentication_test_utils import reset_auth_token_state
+
+        reset_auth_token_state()  # this process read RAY_AUTH_MODE when Ray was imported: read it again
+        made = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "node_name": "head-a"})
+        second = made.add_node(num_cpus=1, node_name="node-b")
+        made.wait_for_nodes()
+        connect.connect(made.address)
+        assert connect.warning() is None  # token authentication: nothing to warn about
+        yield made, second
+        connect.disconnect()
+        made.shutdown()
+    reset_auth_token_state()
 
 
 @pytest.fixture(scope="module")

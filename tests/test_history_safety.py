@@ -217,7 +217,7 @@ def test_cli_training_goes_on_through_a_held_lock_and_stores_every_epoch_once_it
         assert row.status == "completed" and row.epochs_done == 3
 
 
-def test_cli_says_which_epochs_are_stored_when_the_lock_is_never_released(tmp_path):
+def test_cli_says_which_epochs_are_stored_when_the_lock_is_never_released(tmp_path, capsys):
     code, out, err, db, json_file = train_with_lock(tmp_path, release_after_epoch=None)
     assert code == 1
     last = err.strip().splitlines()[-1]
@@ -226,8 +226,49 @@ def test_cli_says_which_epochs_are_stored_when_the_lock_is_never_released(tmp_pa
     )
     run_id = out.split("run ", 1)[1].split(",")[0]
     assert f"Epochs none of run {run_id} are stored in it; 1-3 could not be." in last
-    assert f"The whole result is in {json_file}." in last
+    advice = f"The whole result is in {json_file}: python -m core import {json_file} replaces the partial run."
+    assert advice in last
     assert len(json.loads(json_file.read_text())["epochs"]) == 3
+    # The advice can be followed: the complete file replaces the partial run of the same id, and says so.
+    assert main(["import", str(json_file), "--db", str(db)]) == 0
+    said = one_line(capsys.readouterr().out)
+    assert said.startswith(f"Replaced the partial run {run_id} (interrupted, 0 of 3 epochs stored) with the file's")
+    with Store(db) as store:
+        [row] = store.history()
+        assert (row.run_id, row.status, row.epochs_done, row.origin) == (run_id, "completed", 3, "local")
+    assert main(["import", str(json_file), "--db", str(db)]) == 0  # again: already there, nothing changed
+    assert "nothing changed" in capsys.readouterr().out
+
+
+def test_a_recorder_trains_through_a_held_lock_and_writes_the_final_state_once_it_is_free(tmp_path, monkeypatch):
+    # The page's runs and the CLI's share this recorder (core.history.recorder): a lock held past the timeout is
+    # said, the epochs wait, and the final state is retried until the history takes it; no row is left `running`.
+    from core.history import recorder as recording
+
+    monkeypatch.setenv("TFDASH_LOCK_TIMEOUT", "0.5")
+    path = tmp_path / "runs.sqlite3"
+    run = make_result(run_id="held00000001", epochs=3)
+    with Store(path) as store:
+        rec = recording.Recorder(store, run.run_id, run.config)
+        rec.begin()
+        assert rec.epoch(run.epochs[0], run) is None
+        holder = hold_lock(path)
+        try:
+            note = rec.epoch(run.epochs[1], run)
+            assert "locked by another process for 0.5 s" in note and "Training goes on; epoch 2 will be written" in note
+            rec.epoch(run.epochs[2], run)
+            refused = rec.finish(run)
+            assert refused is not None and "locked" in str(refused)
+            assert rec.kept() == " Epochs 1 of run held00000001 are stored in it; 2-3 could not be."
+            rec.keep_trying(every=0.2)
+            assert store.get(run.run_id).status == "running" and len(store.get(run.run_id).epochs) == 1
+        finally:
+            holder.execute("ROLLBACK")
+        deadline = time.monotonic() + 10
+        while store.get(run.run_id).status == "running":
+            assert time.monotonic() < deadline, "the final state was never written"
+            time.sleep(0.05)
+        assert store.get(run.run_id) == run
 
 
 # -- 2: a full disk ----------------------------------------------------------------------------------------
@@ -301,9 +342,68 @@ def test_salvage_saves_every_readable_run_of_a_damaged_file(tmp_path, capsys):
         assert len(saved.sweeps()) == 2 and saved.get_sweep("sweep0000001") == make_sweep(run_id="sweep0000001")
     whole = [r for r in runs if r.run_id in kept and len(kept[r.run_id].epochs) == 40]
     assert len(whole) >= 25 and all(kept[r.run_id] == r for r in whole)
-    assert f"Salvaged {len(kept)} of 30 runs ({len(kept) - len(whole)} missing some epochs) and 2 of 2" in said
+    assert said.startswith(
+        f"Salvaged {len(kept) + 2} of the 32 results found in {path} ({len(kept)} runs, {len(kept) - len(whole)} of "
+        "them missing some epochs, and 2 sweeps)"
+    )
     assert main(["salvage", str(path), str(new)]) == 1  # never over an existing file
     assert "already exists" in one_line(capsys.readouterr().err)
+
+
+def test_salvage_counts_rows_it_could_not_read_among_the_results_found(tmp_path, capsys):
+    # 40 runs, one page of the runs table overwritten: the rows there are of no known kind, yet they were found.
+    path, new = tmp_path / "damaged.sqlite3", tmp_path / "saved.sqlite3"
+    with Store(path) as store:
+        for i in range(40):
+            store.finish(make_result(run_id=f"run{i:09d}", epochs=5, seed=i))
+        store.checkpoint()
+    data = bytearray(path.read_bytes())
+    pages = sorted({i // 4096 for i in range(len(data)) if data.startswith(b'"cpu_model"', i)})  # runs rows only
+    page = pages[len(pages) // 2]
+    data[page * 4096 + 8 : (page + 1) * 4096] = os.urandom(4096 - 8)
+    path.write_bytes(bytes(data))
+    assert main(["salvage", str(path), str(new)]) == 0
+    said = one_line(capsys.readouterr().out)
+    with Store(new) as saved:
+        kept = len(saved.history())
+    assert 0 < kept < 40
+    assert said.startswith(f"Salvaged {kept} of the 40 results found in {path} ({kept} runs,")
+    assert f"; {40 - kept} could not be read (integrity check: " in said
+
+
+def test_a_file_that_is_not_a_history_is_refused_by_salvage_and_history_and_nothing_is_made(tmp_path, capsys):
+    text, other, new = tmp_path / "notes.sqlite3", tmp_path / "other.sqlite3", tmp_path / "new.sqlite3"
+    text.write_text("not a database at all\n" * 100)
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    assert main(["salvage", str(text), str(new)]) == 1
+    assert one_line(capsys.readouterr().err) == (
+        f"error: {text} is not an SQLite file (file is not a database), so not a run history; nothing was written."
+    )
+    assert main(["salvage", str(other), str(new)]) == 1
+    assert "without a runs table, so not a run history" in one_line(capsys.readouterr().err)
+    assert not new.exists()
+    # `history` on a damaged file names the way out, with the file's own name.
+    assert main(["history", "--db", str(text)]) == 1
+    err = one_line(capsys.readouterr().err)
+    assert "not a database" in err and f"python -m core salvage {text} NEW copies every readable run" in err
+
+
+def test_another_programs_exclusive_lock_is_said_as_a_lock_not_a_bad_path(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TFDASH_LOCK_TIMEOUT", "1")
+    path = tmp_path / "runs.sqlite3"
+    with Store(path) as store:
+        store.finish(make_result(run_id="locked000001"))
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE runs SET status = status")
+    try:
+        assert main(["history", "--db", str(path)]) == 1
+    finally:
+        holder.close()
+    err = one_line(capsys.readouterr().err)
+    assert err.startswith(f"error: The run history {path} cannot be opened: another program has held it locked for 1 s")
+    assert "set TFDASH_DB or --db" not in err and "try again" in err
 
 
 def test_export_all_writes_every_readable_result_one_per_line(tmp_path, capsys):

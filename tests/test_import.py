@@ -1,6 +1,7 @@
 """Importing run files: exact round trips, no duplicates, and every bad file refused with the store untouched."""
 
 import copy
+import io
 import json
 import subprocess
 import sys
@@ -96,14 +97,17 @@ def test_a_different_run_under_a_known_id_is_refused(filled):
     assert "different run" in assert_refused(filled, json.dumps(changed).encode(), conflict=True)
 
 
-def test_the_size_limit_is_5_mb(filled, tmp_path):
+def test_the_size_limit_is_5_mib(filled, tmp_path):
+    assert MAX_FILE_BYTES == 5 * 2**20  # what Streamlit's server.maxUploadSize = 5 lets through, to the byte
     padded = VALID_TEXT + " " * (MAX_FILE_BYTES - len(VALID_TEXT.encode()))
     assert parse_run_file(padded.encode()).to_dict() == VALID.to_dict()  # exactly at the limit: fine
-    assert "5 MB" in assert_refused(filled, padded.encode() + b" ")
+    assert assert_refused(filled, padded.encode() + b" ") == (
+        "The file is 5,242,881 bytes; the limit is 5,242,880 bytes (5 MiB)."
+    )
     big = tmp_path / "big.json"
-    big.write_bytes(padded.encode() + b" ")
-    with pytest.raises(RunFileError, match="5 MB"):
-        filled.import_file(big)
+    big.write_bytes(padded.encode() + b" " * 1000)
+    with pytest.raises(RunFileError, match=r"^The file is 5,243,880 bytes; the limit is 5,242,880 bytes \(5 MiB\)\.$"):
+        filled.import_file(big)  # its size, not the bytes read to find it too large
 
 
 def test_every_epoch_field_has_a_rule():
@@ -388,3 +392,43 @@ def test_cli_import_of_a_bad_file_in_a_fresh_process_leaves_the_file_alone(tmp_p
     assert {p.name: p.read_bytes() for p in tmp_path.glob("runs.sqlite3*")} == before
     with Store(db) as store:
         assert [r.run_id for r in store.history()] == ["local1"] and store.integrity_check() == "ok"
+
+
+def test_a_zip_is_read_member_by_member_within_limits_counted_on_the_bytes_read():
+    import tracemalloc
+    import zipfile as zf
+
+    from core.history import archive
+
+    bomb = io.BytesIO()
+    with zf.ZipFile(bomb, "w", zf.ZIP_DEFLATED, compresslevel=9) as z:
+        z.writestr("run-ok.json", VALID_TEXT)
+        for i in range(25):
+            z.writestr(f"big-{i}.json", b"0" * 6_000_000)  # 150 kB zipped, 150 MB unzipped
+    tracemalloc.start()
+    said = []
+    try:
+        for member in archive.zip_members(bomb.getvalue()):
+            said.append(member)
+        pytest.fail("a .zip of 1.2 GB unzipped was read whole")
+    except archive.ArchiveError as err:
+        stopped = str(err)
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert peak < 40 * 2**20, f"{peak / 2**20:.0f} MiB held at once"  # one member at a time, not 200 of them
+    assert said[0].name == "run-ok.json" and said[0].data == VALID_TEXT.encode() and said[0].problem is None
+    # The size said is the one read, never a header's claim nor the limit plus one ("5,000,001 bytes" for 6 MB).
+    assert said[1] == archive.Member(
+        "big-0.json", None, "it unzips to more than 5,242,880 bytes; a file is at most 5 MiB"
+    )
+    assert stopped.startswith("the .zip unzips to more than 104,857,600 bytes in all (at big-")
+    assert len(said) < 25  # stopped at the budget (20 members of 5 MiB read), not after all of them
+
+
+def test_a_zip_of_more_than_200_files_is_refused_before_any_is_read():
+    from core.history import archive
+
+    data = archive.zip_files({f"run-{i}.json": "{}" for i in range(201)})
+    with pytest.raises(archive.ArchiveError, match="holds 201 .json files; at most 200 are allowed"):
+        next(archive.zip_members(data))

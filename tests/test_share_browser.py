@@ -7,15 +7,22 @@ disabled; the presenter runs and stops a run, and the viewer sees it live and wh
 
 from __future__ import annotations
 
+import os
 import re
+import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 import pytest
 from playwright.sync_api import expect
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
+from core.history.store import Store
+from tests import st_client
 from tests.conftest import ROOT
 from tests.sample_runs import make_result
 from tests.test_browser import (  # noqa: F401
@@ -30,6 +37,7 @@ from tests.test_browser import (  # noqa: F401
     view,
     wait_until_idle,
 )
+from ui import access
 
 pytestmark = pytest.mark.browser
 
@@ -87,6 +95,10 @@ def test_the_viewer_watches_and_the_presenter_runs_and_stops(shared, browser, fa
     expect(presenter).not_to_have_url(re.compile("token="), timeout=10_000)  # out of the address bar
     expect(viewer.get_by_text("Viewer: every run shows here live")).to_be_visible()
     expect(presenter.get_by_text("Presenter: this page starts and stops runs")).to_be_visible()
+    presenter.reload()  # the token was seen once; the signed cookie keeps this browser the presenter
+    expect(presenter.get_by_role("button", name="Quick demo")).to_be_visible(timeout=60_000)
+    wait_until_idle(presenter)
+    expect(presenter.get_by_text("Presenter: this page starts and stops runs")).to_be_visible()
     for key in ("run", "stop"):
         expect(button(viewer, key)).to_be_disabled()
     expect(button(presenter, "run")).to_be_enabled(timeout=120_000)  # once the workers wait ready
@@ -137,10 +149,13 @@ def test_the_viewer_watches_and_the_presenter_runs_and_stops(shared, browser, fa
     uploader = presenter.locator('.st-key-history_upload input[type="file"]')
     uploader.set_input_files(good)
     expect(presenter.get_by_text("Imported run share-upload-1")).to_be_visible(timeout=30_000)
-    for chosen, said in ((png, "logo.png: The file is not UTF-8 text"), (big, "big.json: The file is 50,000,002")):
-        uploader.set_input_files(chosen)
-        expect(presenter.get_by_text(said)).to_be_visible(timeout=60_000)
-        expect(presenter.get_by_text("Imported run share-upload-1")).to_have_count(0)
+    uploader.set_input_files(png)
+    expect(presenter.get_by_text("logo.png: The file is not UTF-8 text")).to_be_visible(timeout=60_000)
+    expect(presenter.get_by_text("Imported run share-upload-1")).to_have_count(0)
+    # Over the importer's 5 MiB, the server's own limit (maxUploadSize) refuses it: the browser says so and sends
+    # nothing, where the server had taken 64 MB files into its memory.
+    uploader.set_input_files(big)
+    expect(presenter.get_by_text(re.compile(r"File must be 5(\.0)? ?MB or smaller"))).to_be_visible(timeout=30_000)
     wait_until_idle(presenter)
     presenter.screenshot(path=ARTIFACTS / "share-presenter-upload.png")
 
@@ -148,3 +163,114 @@ def test_the_viewer_watches_and_the_presenter_runs_and_stops(shared, browser, fa
         assert page.locator('[data-testid="stException"]').count() == 0
     assert viewer_errors == [] and presenter_errors == []
     assert log.read_text().count(token) == 1  # printed once, for the presenter; logged nowhere else
+
+
+# -- issue 19: names, uploads, the token, text from files -------------------------------------------------------------
+def address(url: str) -> tuple[str, int]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.hostname, parts.port
+
+
+def stored_ids() -> list[str]:
+    with Store(os.environ["TFDASH_DB"]) as store:  # the server's own history file (conftest's TFDASH_DB)
+        return sorted(r.run_id for r in store.history())
+
+
+def test_under_another_host_name_the_page_and_its_websocket_are_refused_and_nothing_changes(shared):
+    # DNS rebinding: attacker.example resolves to this machine, so its page is this server under another Host.
+    viewer_url, presenter_url, _ = shared
+    host, port = address(viewer_url)
+    before = stored_ids()
+    hostile = st_client.Session(presenter_url.split("/?")[0], host=f"attacker.example:{port}")
+    assert hostile.get("/").status == 403 and hostile.get(f"/?{presenter_url.split('?')[1]}").status == 403
+    with pytest.raises(st_client.Refused, match="403"):
+        hostile.connect()
+    raw = socket.create_connection((host, port))
+    with pytest.raises(InvalidStatus, match="403"):  # Streamlit's own check, from server.allowedHosts
+        connect(f"ws://attacker.example:{port}/_stcore/stream", sock=raw, subprotocols=["streamlit"],
+                additional_headers={"Origin": f"http://attacker.example:{port}"})  # fmt: skip
+    for name in ("127.0.0.1", "localhost"):  # this machine's own names still work
+        assert st_client.Session(viewer_url, host=f"{name}:{port}").get("/").status == 200
+    assert stored_ids() == before
+
+
+def test_only_the_presenters_page_may_upload(shared):
+    viewer_url, presenter_url, _ = shared
+    viewer = st_client.Session(viewer_url).connect()
+    viewer.run()
+    assert viewer.put_file("big.json", b"{" + b" " * 3_000_000 + b"}") == 403  # refused before its body is read
+    presenter = st_client.Session(viewer_url)
+    assert presenter.get(presenter_url[len(viewer_url) :]).status == 303  # the token, once: the cookie
+    presenter.connect().run()
+    assert "Presenter:" in presenter.page_text()
+    assert presenter.put_file("run.json", make_result(run_id="upload-ok-1").to_json().encode()) == 204
+    assert presenter.put_file("big.json", b" " * (6 * 2**20)) == 413  # over maxUploadSize, the importer's 5 MiB
+    viewer.close()
+    presenter.close()
+
+
+def test_the_token_is_taken_once_and_only_alone_then_a_cookie_keeps_the_role_until_it_is_ended(shared, browser):  # noqa: F811
+    viewer_url, presenter_url, _ = shared
+    token = presenter_url.split("token=", 1)[1]
+    page = st_client.Session(viewer_url)
+    reply = page.get(f"/?token={token}&keep=1")
+    assert reply.status == 303 and reply.headers["location"] == "/?keep=1"  # the token out, the rest kept
+    cookie = next(c for c in reply.headers.get_all("set-cookie") if c.startswith(access.COOKIE))
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and token not in cookie
+    for query in (f"token=nope&token={token}", f"token={token}&token={token}", f"TOKEN={token}"):
+        other = st_client.Session(viewer_url)
+        reply = other.get(f"/?{query}")
+        assert reply.status == 303 and reply.headers["location"] == "/" and access.COOKIE not in other.cookies
+        other.connect().run()
+        assert "Viewer:" in other.page_text() and "Presenter:" not in other.page_text()
+        other.close()
+    page.connect()
+    run = page.run()
+    assert "Presenter:" in page.page_text() and run.buttons["end_presenter"] is False
+    ended = page.run(widgets=st_client.click(run, "end_presenter"))
+    assert "presenter session of this browser has ended" in page.page_text() and ended.buttons["run"] is True
+    page.close()
+    again = st_client.Session(viewer_url, cookies={access.COOKIE: page.cookies[access.COOKIE]}).connect()
+    again.run()  # the same cookie, on a new page: worthless now
+    assert "Viewer:" in again.page_text()
+    again.close()
+    # In the browser: a token after '#' never reaches the server, so the page takes it out of the address itself.
+    tab = browser.new_page(viewport=PROJECTOR)
+    tab.goto(f"{viewer_url}/#token={token}")
+    expect(tab.get_by_role("button", name="Quick demo")).to_be_visible(timeout=60_000)
+    expect(tab).not_to_have_url(re.compile("token"), timeout=10_000)
+    expect(tab.get_by_text("Viewer: every run shows here live")).to_be_visible()
+    tab.close()
+
+
+def test_text_from_a_file_is_shown_as_text_never_as_a_link_or_a_colour(shared, browser):  # noqa: F811
+    viewer_url, _, _ = shared
+    hostile = "www.evil.example :red[x] <b>bold</b> **strong** http://evil.example/a evil@evil.example"
+    run = make_result(run_id="hostile-host-1", seed=7, started_at="2099-01-01T00:00:00.000+00:00")
+    run.host = {**run.host, "hostname": hostile}
+    other = make_result(run_id="plain-host-1", seed=8, started_at="2099-01-01T00:00:01.000+00:00")
+    other.config = {**other.config, "batch_size": 100}
+    with Store(os.environ["TFDASH_DB"]) as store:  # as an import would: the same checks, the same file
+        for result in (run, other):
+            store.import_result_bytes(result.to_json().encode())
+    page, errors = open_page(browser, viewer_url)
+    view(page, "History")
+    wait_until_idle(page)
+    pick_first(page, "history_pick")
+    page.keyboard.press("Escape")
+    wait_until_idle(page)
+    pick_first(page, "history_pick")
+    page.keyboard.press("Escape")
+    wait_until_idle(page)
+    expect(page.locator("h3", has_text="faster than")).to_be_visible(timeout=30_000)  # the headline names the host
+    page.screenshot(path=ARTIFACTS / "share-hostile-host.png")
+    hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))")
+    assert not [h for h in hrefs if "evil" in h and not h.startswith("#")], hrefs  # no autolink anywhere
+    assert (
+        page.locator(".stMarkdownColoredText").count() == 0 and page.locator("b, strong", has_text="bold").count() == 0
+    )
+    assert "www.evil.example :red[x] <b>bold</b>" in page.locator("h3", has_text="faster than").inner_text().replace(
+        "\u2060", ""
+    )
+    assert errors == []
+    page.close()

@@ -16,7 +16,7 @@ import streamlit as st
 
 from core import axes, compare
 from core.results import RunResult
-from ui import chart_aids, charts, compared, layout, learned, views
+from ui import chart_aids, charts, compared, drawn, layout, learned, views
 
 X_AXES = {"clock": "Training seconds (the race)", "epoch": "Epoch"}
 MEASURED = (
@@ -205,27 +205,38 @@ def numbers_ui(results: list[RunResult], labels: list[str], target: float | None
 
 
 def compare_ui(
-    results: list[RunResult], labels: list[str], by_value: bool = False, in_progress: Sequence | None = None
+    results: list[RunResult],
+    labels: list[str],
+    by_value: bool = False,
+    in_progress: Sequence | None = None,
+    key: tuple | None = None,
 ) -> tuple[int, int] | None:
     """Charts, headline, numbers and what the models learned: what Train shows live and History for picked runs.
 
     by_value: the runs are one machine's comparison along an axis, so the headline names the axis' values
     (History's runs may come from several machines: their labels name the hosts). Returns the (baseline,
     other) pair the headline compares, or None. in_progress: per run, its epoch still training, or None.
+    key: the runs' ids and progress (ui.drawn): every page then shows one drawing per change, drawn once.
     """
     # The headline, then the charts, first on screen; the controls under them set what they show.
     headline, above = st.container(key="headline"), st.container()
     axis, target = controls_ui(results) if any(r.epochs for r in results) else ("clock", None)
     smoothing = smoothing_ui()
-    with above:
-        charts_ui(results, labels, axis, target, in_progress, smoothing)
+    settings = None if key is None else (key, tuple(labels), axis, target, by_value, smoothing)
     pair = pair_of(results)
     with headline:
-        sentence = headline_ui(results, labels, pair, by_value)
+        sentence = drawn.once(settings, headline_ui, results, labels, pair, by_value)
+    with above:
+        drawn.once(settings, charts_ui, results, labels, axis, target, in_progress, smoothing)
+    drawn.once(settings, below_ui, results, labels, target, sentence)
+    return pair
+
+
+def below_ui(results: list[RunResult], labels: list[str], target: float | None, sentence: str) -> None:
+    """Under the charts: what the headline measures and its terms, the ratios, the numbers, what the models learned."""
     if sentence:
         st.caption(MEASURED, help=MEASURED_HELP)
     compared.terms_ui(" ".join([sentence, *labels]))
     ratios_ui(results, labels)
     numbers_ui(results, labels, target)
     learned.learned_ui(results, labels)
-    return pair

@@ -11,7 +11,7 @@ import streamlit as st
 from core import probe
 from core.cli.devices import limits_words
 from core.cluster import connect
-from ui import layout, roofline, views, watcher
+from ui import access, layout, roofline, views, watcher
 from ui.labels import series_labels
 from ui.resources import hardware
 
@@ -44,11 +44,14 @@ def devices_ui(hw: probe.Probe, snap: watcher.Snapshot) -> None:
 def cluster_ui(hw: probe.Probe) -> None:
     """Each node of the Ray cluster, as the node lists itself; a device there is NODE/cpu, NODE/gpu:0."""
     st.subheader("Ray cluster")
-    link = connect.dashboard_url()
-    st.caption(hw.cluster + (f" Ray's own dashboard: {link}" if link else ""))
+    if access.allowed():  # the cluster's address, and Ray's dashboard there, are the presenter's to see
+        link = connect.dashboard_url()
+        st.caption(views.plain(hw.cluster + (f" Ray's own dashboard: {link}" if link else "")))
+    else:
+        st.caption(views.plain(redacted(hw.cluster, hw.cluster_address)))
     for node in hw.nodes:
         if node.get("message"):
-            st.warning(node["message"])
+            st.warning(views.plain(node["message"]))
             continue
         host = node["host"]
         title = f"{node['name']} · {views.plain(str(host.get('hostname') or '?'))}"
@@ -59,8 +62,17 @@ def cluster_ui(hw: probe.Probe) -> None:
                 + "".join(f", `{node['name']}/gpu:{g['index']}`" for g in host.get("gpus") or []),
             )
         ]
-        rows += probe.host_rows(probe.Probe(probe.READY, host=host))
+        rows += [(k, views.plain(str(v))) for k, v in probe.host_rows(probe.Probe(probe.READY, host=host))]
         st.markdown(f"| | {title} |\n|---|---|\n" + "\n".join(f"| **{k}** | {v} |" for k, v in rows))
+
+
+def redacted(sentence: str, address: str) -> str:
+    """A sentence about the cluster without its address (host, port, ray://): for a viewer's page."""
+    parts = [address, address.removeprefix("ray://")]
+    host = address.removeprefix("ray://").rpartition(":")[0].strip("[]")
+    for part in sorted({p for p in (*parts, host) if p and p != "auto"}, key=len, reverse=True):
+        sentence = sentence.replace(part, "(the presenter's)")
+    return sentence
 
 
 NO_GPU_HERE = (

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.history import archive
 from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
 from core.history.store import Store, StoreError
-from ui import access, comparison, kept, layout, salvage, views, watcher
+from ui import access, comparison, drawn, kept, layout, salvage, views, watcher
 from ui.resources import get_store
 
 PICK = {"history_pick": []}  # kept across views: the runs picked to overlay
@@ -34,20 +35,39 @@ def on_upload() -> None:
     if not files:  # the files were removed from the uploader
         ss.import_messages = []
         return
-    messages = []
-    for file in files:
-        try:
-            parts = views.unzip_runs(file.getvalue()) if file.name.lower().endswith(".zip") else [(file.name, None)]
-        except ValueError as err:
-            messages.append(("error", f"{file.name}: {err}"))
+    # Each file once: the uploader keeps every file chosen so far, and one imported again would bring back a run
+    # deleted since (upload A, delete A, upload B: A was back).
+    seen = ss.setdefault("imported_uploads", set())
+    new = [f for f in files if f.file_id not in seen]
+    if not new:
+        return
+    messages: list[tuple[str, str]] = []
+    picked = [0]  # runs of this upload picked for the charts so far
+    for file in new:
+        seen.add(file.file_id)
+        if not file.name.lower().endswith(".zip"):
+            messages.append(import_one(file.name, file.getvalue(), picked))
             continue
-        for name, data in parts:
-            messages.append(import_one(name, file.getvalue() if data is None else data))
+        try:  # one member in memory at a time, imported before the next is read (core.history.archive)
+            for member in archive.zip_members(file.getvalue()):
+                if member.problem:
+                    messages.append(("error", f"{file.name}: {member.name}: {member.problem}"))
+                else:
+                    messages.append(import_one(member.name, member.data, picked))
+        except archive.ArchiveError as err:
+            messages.append(("error", f"{file.name}: {err}"))
+    if picked[0] > MAX_PICKED:
+        messages.append(("info", f"The first {MAX_PICKED} runs imported are picked for the charts; pick others below."))
     ss.import_messages = messages
 
 
-def import_one(name: str, data: bytes) -> tuple[str, str]:
-    """Import one file's bytes; a run is picked for the charts, a sweep kept for the Scaling view."""
+# Runs one upload picks for the charts: a .zip of 200 runs drawn all at once had taken the server a minute and a GB.
+MAX_PICKED = 6
+
+
+def import_one(name: str, data: bytes, picked: list[int]) -> tuple[str, str]:
+    """Import one file's bytes; a run is picked for the charts (the first MAX_PICKED of an upload), a sweep kept for
+    the Scaling view. picked[0] counts this upload's runs."""
     ss = st.session_state
     level, sentence, outcome = import_file(get_store(), name, data)
     if outcome is not None and outcome.kind == "sweep":
@@ -55,7 +75,9 @@ def import_one(name: str, data: bytes) -> tuple[str, str]:
         ss.pop("sweep_pick", None)
         sentence += " It is in the Scaling view."
     elif outcome is not None:  # a run: picked for the charts, next to whatever was picked already
-        ss.history_pick = list(dict.fromkeys([*ss.get("history_pick", []), outcome.run_id]))
+        picked[0] += 1
+        if picked[0] <= MAX_PICKED:
+            ss.history_pick = list(dict.fromkeys([*ss.get("history_pick", []), outcome.run_id]))
     return level, sentence
 
 
@@ -74,18 +96,18 @@ def delete_runs(ids: list[str]) -> None:
     ss.history_note = f"Deleted {len(gone)} run{'' if len(gone) == 1 else 's'}; every other run is kept."
 
 
-# The importer's limit, the one the page states (ui/layout.py hides the widget's own, higher one).
-UPLOAD_LIMIT_MB = max(1, int(MAX_FILE_BYTES / 1e6))
+# The importer's limit, which Streamlit's server.maxUploadSize enforces too (.streamlit/config.toml, ui/share.py).
+UPLOAD_LIMIT_MB = MAX_FILE_BYTES // 2**20
 
 
 def upload_ui() -> None:
     """The importer: JSON files from `python -m core train --json` (or `sweep --json`), or this view's .zip download."""
     st.file_uploader(
         "Import runs or sweeps from another machine: the JSON files `python -m core train --json` or `sweep --json` "
-        f"write, or a .zip of them as this view downloads (at most {UPLOAD_LIMIT_MB} MB a file)",
-        # No type filter and a limit far above the importer's: the browser refuses a file outside them with
-        # only an icon, the last file's sentence still on screen; here the importer names each file and says why.
-        max_upload_size=64,
+        f"write, or a .zip of them as this view downloads (at most {UPLOAD_LIMIT_MB} MiB a file)",
+        # No type filter: the importer names each file it refuses and says why. The size limit is the server's
+        # own (server.maxUploadSize): a larger file never reaches this process, and the browser says so.
+        max_upload_size=UPLOAD_LIMIT_MB,
         disabled=not access.allowed(),
         help=access.help_text("Importing"),
         accept_multiple_files=True,
@@ -157,7 +179,9 @@ def compare_ui(store: Store, picked: list[HistoryRow]) -> None:
     if not runs:  # deleted from another page since the table was read
         return
     pair = comparison.compare_ui(
-        runs, views.run_labels(picked, [{**r.config, "jit_compile": bool(r.device.get("jit_compile"))} for r in runs])
+        runs,
+        views.run_labels(picked, [{**r.config, "jit_compile": bool(r.device.get("jit_compile"))} for r in runs]),
+        key=drawn.stored_key(runs),  # every page picking these runs shows one drawing (ui/drawn.py)
     )
     if pair and (sentence := views.differences_sentence(runs[pair[0]], runs[pair[1]])):
         st.caption(views.plain(sentence))
@@ -171,7 +195,7 @@ def actions_ui(store: Store, picked: list[HistoryRow]) -> None:
         name, data, mime = f"run-{ids[0]}.json", store.export_json(ids[0]), "application/json"
     else:  # one file per run, each importable again
         name, mime = "runs.zip", "application/zip"
-        data = views.zip_files({f"run-{i}.json": store.export_json(i) for i in ids})
+        data = archive.zip_files({f"run-{i}.json": store.export_json(i) for i in ids})
     csv = views.join_csv([store.export_csv(i) for i in ids])
     what = "run" if n == 1 else f"{n} runs"
     left, middle, right = st.columns(3)

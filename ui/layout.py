@@ -12,8 +12,8 @@
 - Buttons (downloads) and code wrap their text instead of cutting it.
 - Charts side by side stack one under the other when the main area is narrower than 720 px (1024x768 with
   the sidebar open): at half of that, Vega cut their titles, legends and axis labels at the chart's edge.
-- The uploader's own "NN MB per file" small print hidden: its limit is set far above the importer's so that
-  the importer, not the browser, refuses a file in a sentence; the label states the importer's limit.
+- The uploader's own drop-zone small print hidden: the label states the limit (the importer's, which the
+  server's maxUploadSize matches) and what the files are.
 """
 
 from __future__ import annotations

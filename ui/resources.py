@@ -11,7 +11,7 @@ from core.engine import memory
 from core.engine.kinds import JOB_KINDS
 from core.history import store as history
 from core.runner import Runner
-from ui import salvage
+from ui import access, priority, salvage
 
 
 @st.cache_resource(show_spinner=False)
@@ -43,12 +43,14 @@ def hardware() -> probe.Probe:
 
 def start() -> str | None:
     """Start what every page needs (the hardware check, the runner and its history); a sentence if it cannot."""
-    hardware()  # starts the GPU check in a subprocess; the page does not wait for it
+    if warning := hardware().cluster_warning:  # starts the GPU check in a subprocess; the page does not wait for it
+        st.warning(warning)  # every page: a cluster used without token authentication runs anyone's code
     try:
         get_runner()  # opens the run history: an unusable file is one sentence, not a traceback
     except history.StoreError as err:
         _offer_salvage(str(err))
         return str(err)
+    priority.viewer_page(not access.allowed())  # a viewer's page waits for the run, the presenter's does not
     return None
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import streamlit as st
 
+from core.history.paths import DAMAGED_WORDS as DAMAGED  # SQLite's words for a damaged file
 from core.history.store import Store, StoreError
 from ui import access
 
-DAMAGED = ("malformed", "corrupt", "not a database")  # SQLite's words for a damaged file
 NOTE = "salvage_note"  # session_state: (level, sentence) of the last salvage
 
 

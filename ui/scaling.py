@@ -145,7 +145,7 @@ def result_ui(points: list[SweepPoint], model: dict, devices: dict) -> None:
     if len({p.device for p in points}) > 1:
         st.markdown(f"### {views.plain(crossover)}")
     else:
-        st.caption(crossover)
+        st.caption(views.plain(crossover))
     for p in points:
         if p.error:
             st.warning(views.plain(f"{p.label} at batch {p.batch_size}: {p.error}"))

@@ -2,7 +2,7 @@
 
     python -m ui.share [--port 8501] [--address 0.0.0.0]
 
-Generates a random token (secrets.token_urlsafe), starts `streamlit run` with it in $TFDASH_PRESENTER_TOKEN
+Generates a random token (secrets.token_urlsafe), starts `streamlit run app.py` with it in $TFDASH_PRESENTER_TOKEN
 (the environment, not the command line: `ps` shows every process's arguments to every user, while
 /proc/PID/environ is readable by its owner only), waits until the server answers, then prints the two URLs
 once, here: the viewer URL for the room and the presenter URL with ?token=... for this screen only. The
@@ -41,11 +41,19 @@ def lan_address() -> str | None:
     return None if address.startswith("127.") or address == "0.0.0.0" else address
 
 
+LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")  # as .streamlit/config.toml's allowedHosts for `make run`
+
+
 def command(address: str, port: int, shown: str | None) -> list[str]:
-    """`streamlit run` listening on `address`; Streamlit's own welcome is off (its URLs would lack the token,
-    and with a wildcard address it looks up this machine's public address on the internet)."""
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), "--server.address", address,
+    """`streamlit run app.py` (the page behind ui/guard.py) listening on `address`; Streamlit's own welcome is off
+    (its URLs would lack the token, and with a wildcard address it looks up this machine's public address on the
+    internet). The server answers only to this machine's names and the address viewers type (server.allowedHosts):
+    a page under another name, as DNS rebinding makes one, is refused."""
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.address", address,
            "--server.port", str(port), "--logger.hideWelcomeMessage", "true"]  # fmt: skip
+    names = dict.fromkeys([*LOCAL_NAMES, *([shown] if shown else []), *([] if address in WILDCARDS else [address])])
+    for name in names:
+        cmd += ["--server.allowedHosts", name]
     if shown:  # the address viewers type: accepted as an origin without any lookup
         cmd += ["--browser.serverAddress", shown]
     return cmd

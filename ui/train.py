@@ -15,7 +15,20 @@ from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
 from core.runner import JobStatus
-from ui import charts, compare_settings, compared, comparison, layout, links, live, roofline, train_settings, watcher
+from ui import (
+    charts,
+    compare_settings,
+    compared,
+    comparison,
+    drawn,
+    layout,
+    links,
+    live,
+    roofline,
+    train_settings,
+    views,
+    watcher,
+)
 from ui.labels import series_labels
 from ui.resources import hardware
 
@@ -77,10 +90,13 @@ def results_ui(runs: tuple[JobStatus, ...], hw: probe.Probe, watched: bool = Fal
     names = labels(runs)
     for s, label in zip(runs, names, strict=True):
         if s.state == "failed":
-            st.error(f"{label}: {s.error or 'the run failed.'}")
-    results = [live.snapshot(s) for s in runs]
-    comparison.compare_ui(results, names, by_value=True, in_progress=[s.in_progress for s in runs])
-    roofline.runs_ui(results, names)  # why: the runs on their devices' rooflines
+            st.error(views.plain(f"{label}: {s.error or 'the run failed.'}"))
+        if s.note:  # the history refused a write (locked, full): the run goes on, and says what is not stored
+            st.warning(views.plain(f"{label}: {s.note}"))
+    key, shown = drawn.frame(runs)  # every page watching draws the same frame, drawn once (ui/drawn.py)
+    results = [live.snapshot(s) for s in shown]
+    comparison.compare_ui(results, names, by_value=True, in_progress=[s.in_progress for s in shown], key=key)
+    drawn.once((key, tuple(names)), roofline.runs_ui, results, names)  # why: the runs on their devices' rooflines
     if len(results) == 1 and results[0].epochs:
         st.caption(compare_hint(hw))
 

@@ -6,10 +6,8 @@ so the page stays light and every sentence here can be tested on hand-made value
 
 from __future__ import annotations
 
-import io
 import re
 import statistics
-import zipfile
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -17,19 +15,24 @@ import pandas as pd
 
 from core import compare, probe, progress
 from core.config import ConfigError, SweepConfig, TrainConfig
-from core.history.importer import MAX_FILE_BYTES
 from core.history.rows import HistoryRow, SweepRow
 from core.results import RunResult, SweepPoint
 from ui.labels import SETTING_WORDS, distinct_labels
 
 # -- times and names -------------------------------------------------------------------------
-# Characters that start emphasis, code, links, images, HTML, tables or LaTeX anywhere in a line.
-_MARKDOWN = re.compile(r"([\\`*_\[\]#!|<>~$])")
+# Characters that start emphasis, code, links, images, HTML, tables or LaTeX anywhere in a line; a colon before a
+# letter (a Streamlit directive :red[x], an emoji :smile:, an icon :material/x:) and an ampersand before a letter
+# or # (an entity, &lt;). "GPU:0" and "a & b" stay as they are.
+_MARKDOWN = re.compile(r"([\\`*_\[\]#!|<>~$]|:(?=[A-Za-z])|&(?=[A-Za-z#]))")
+# GFM turns www.x, http://x and a@b into links after parsing, escapes or not: a word joiner (U+2060, invisible)
+# inside each of those three marks breaks the pattern and leaves the text as it reads.
+_AUTOLINK = re.compile(r"(?i)(?<=www)(?=\.)|(?=://)|(?=@)")
 
 
 def plain(text: str) -> str:
-    """Text with Markdown's special characters escaped, so a host name from an imported file stays text."""
-    return _MARKDOWN.sub(r"\\\1", text)
+    """Text with Markdown's special characters escaped and no autolink left, so a host name from an imported file
+    (www.evil.example, :red[x]) stays text."""
+    return _MARKDOWN.sub(r"\\\1", _AUTOLINK.sub("\u2060", text))
 
 
 def short_time(iso: str | None) -> str:
@@ -147,40 +150,6 @@ def where_ran(result: RunResult) -> str:
     """'CPU:0 on vm': where the run's variables lived (else the device asked for), and the host."""
     device = result.device.get("variables_on") or str(result.config.get("device") or "?").upper()
     return f"{device} on {result.host.get('hostname') or 'an unknown host'}"
-
-
-def zip_files(files: dict[str, str]) -> bytes:
-    """Several named text files as one .zip (several runs' JSON files, each importable again)."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return out.getvalue()
-
-
-MAX_ZIP_FILES = 200  # runs in one uploaded .zip; this view's own downloads hold the picked runs
-
-
-def unzip_runs(data: bytes) -> list[tuple[str, bytes]]:
-    """The .json files in a .zip (as zip_files writes them), each at most the importer's limit; ValueError says why not."""
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
-        raise ValueError(
-            "this is not a readable .zip file; upload the .json files it held, or the .zip as downloaded"
-        ) from None
-    with archive:
-        members = [m for m in archive.infolist() if not m.is_dir() and m.filename.lower().endswith(".json")]
-        if not members:
-            raise ValueError("the .zip holds no .json file; it must hold run or sweep files (.json)")
-        if len(members) > MAX_ZIP_FILES:
-            raise ValueError(f"the .zip holds {len(members)} .json files; at most {MAX_ZIP_FILES} are allowed")
-        out = []
-        for m in members:
-            # Capped one byte past the importer's limit: a zip bomb never fills memory, the importer refuses it.
-            with archive.open(m) as fh:
-                out.append((m.filename, fh.read(MAX_FILE_BYTES + 1)))
-        return out
 
 
 def join_csv(texts: Sequence[str]) -> str:

@@ -25,7 +25,7 @@ import streamlit as st
 from core import probe
 from core.config import SweepConfig, TrainConfig
 from core.runner import JobStatus
-from ui import access, live
+from ui import access, live, priority
 from ui.resources import get_runner, hardware
 
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
@@ -195,9 +195,9 @@ def take(kinds: Iterable[str] = KINDS) -> Snapshot:
 
 # -- the live fragment ------------------------------------------------------------------------
 def queue_ui() -> None:
-    """The page's role (said when it matters) and the queue line's place; the view's live fragment fills it."""
-    if sentence := access.role().sentence:
-        st.caption(sentence)
+    """The page's role (said when it matters, with the presenter's End) and the queue line's place; the view's live
+    fragment fills it."""
+    access.role_ui()
     _queue_slot.set(st.empty())
 
 
@@ -218,6 +218,7 @@ def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> N
 
 
 def _tick(slot, kinds: tuple[str, ...], draw: Callable[[Snapshot], None] | None, checking: bool, warming: bool) -> None:
+    priority.viewer_page(not access.allowed())  # a viewer's tick waits for the run under measurement
     snap, seen = take(kinds), st.session_state.get(SEEN, set())
     answered = checking and hardware().state != probe.CHECKING
     warm = warming and snap.ready

@@ -1,4 +1,5 @@
-"""The command line: python -m core devices | train | compare | history | export | import | salvage | sweep.
+"""The command line: python -m core devices | train | compare | history | export | import | delete | salvage | sweep
+| cluster-head.
 
 COMMANDS is the one list of subcommands; each module names its own (help, flags, handler) and none
 registers itself. The shared parts (exit codes, --db, the save-and-report tail) are in core.cli.common.
@@ -7,11 +8,13 @@ registers itself. The shared parts (exit codes, --db, the save-and-report tail) 
 from __future__ import annotations
 
 import os
+import sys
 
-from core.cli import compare, devices, history, sweep, train
-from core.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, OneLineParser
+from core.cli import cluster, compare, devices, history, sweep, train
+from core.cli.common import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, OneLineParser, fail
 from core.cli.train import config_from_args
-from core.cluster.connect import ADDRESS_ENV
+from core.cluster.auth import ALLOW_ENV, ALLOW_FLAG
+from core.cluster.connect import ADDRESS_ENV, ClusterError, parse
 
 __all__ = [
     "COMMANDS",
@@ -31,8 +34,10 @@ COMMANDS: dict[str, Command] = {
     "history": history.HISTORY,
     "export": history.EXPORT,
     "import": history.IMPORT,
+    "delete": history.DELETE,
     "salvage": history.SALVAGE,
     "sweep": sweep.COMMAND,
+    "cluster-head": cluster.COMMAND,
 }
 
 
@@ -44,6 +49,9 @@ def build_parser() -> OneLineParser:
         sub = subs.add_parser(name, help=command.help, description=command.help)
         command.add_flags(sub)
         sub.add_argument("--ray", metavar="ADDRESS", help=f"a Ray cluster whose nodes to use (default ${ADDRESS_ENV})")
+        sub.add_argument(
+            ALLOW_FLAG, action="store_true", help=f"use a Ray cluster without token authentication ({ALLOW_ENV}=1)"
+        )
         sub.set_defaults(handler=command.run)
     return parser
 
@@ -51,6 +59,16 @@ def build_parser() -> OneLineParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
+    if args.ray_allow_unauthenticated:
+        os.environ[ALLOW_ENV] = "1"
     if args.ray is not None:  # --ray names the cluster for this command as TFDASH_RAY_ADDRESS would
+        try:
+            parse(args.ray)  # a malformed address is a bad flag, never a run on this machine without a word
+        except ClusterError as err:
+            return fail(str(err), EXIT_USAGE)
         os.environ[ADDRESS_ENV] = args.ray
+        named = str(getattr(args, "device", None) or getattr(args, "devices", None) or "")
+        if named and "/" not in named:
+            print(f"note: --ray is not used: {named} is this machine's; a node's device is NODE/cpu or NODE/gpu:0.",
+                  file=sys.stderr)  # fmt: skip
     return args.handler(args)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -11,7 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.history.store import Store, StoreError
+from core.history.limits import without_controls
+from core.history.recorder import Recorder
+from core.history.store import StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -33,8 +36,8 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> int:
-    """Print one sentence to stderr and return the exit code."""
-    print(f"error: {message}", file=sys.stderr)
+    """Print one sentence to stderr and return the exit code; a file name's escape sequences never reach the terminal."""
+    print(f"error: {without_controls(message)}", file=sys.stderr)
     return code
 
 
@@ -51,6 +54,20 @@ def stop_on_ctrl_c() -> Callable[[], bool]:
     return stop.is_set
 
 
+def check_json(path: str | None) -> int | None:
+    """--json FILE checked before any work: its folder exists and may be written; an exit code (2) if not."""
+    if not path:
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return fail(f"--json: {path} is a directory; name a file to write the result to.", EXIT_USAGE)
+    if not os.path.isdir(folder):
+        return fail(f"--json: cannot write {path} (no folder {folder}).", EXIT_USAGE)
+    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        return fail(f"--json: cannot write {path} (permission denied).", EXIT_USAGE)
+    return None
+
+
 def write_json(path: str | None, result: Any) -> int | None:
     """Write result.to_json() to --json FILE; an exit code if that failed, else None."""
     if not path:
@@ -63,41 +80,27 @@ def write_json(path: str | None, result: Any) -> int | None:
     return None
 
 
-SAVE_TRIES = 3  # a locked history is tried this many times (each waits store.lock_timeout) before giving up
-
-
-def save(store: Store, result: Any) -> StoreError | None:
-    """Store a finished result whole, trying a locked file SAVE_TRIES times; the failure, if it still failed."""
-    for attempt in range(SAVE_TRIES):
-        try:
-            store.save(result)
-            return None
-        except StoreError as err:
-            if "locked" not in str(err) or attempt == SAVE_TRIES - 1:
-                return err
-    return None
-
-
 def save_and_report(
-    store: Store,
+    recorder: Recorder,
     result: Any,
     json_path: str | None,
     summary: Callable[[Any], str],
     failed: str,
-    kept: Callable[[], str] = lambda: "",
 ) -> int:
     """The end of a train or sweep: store the result, write --json, then the summary or the failure; the exit code.
 
-    A result the history cannot take is still written to --json, the run is marked failed where the file
-    allows, and the sentence says what was kept (kept(): which epochs the history holds).
+    A result the history cannot take is still written to --json (and `import` of that file then replaces the
+    partial run), the run is marked failed where the file allows, and the sentence says which epochs it holds.
     """
-    unsaved = save(store, result)
+    unsaved = recorder.finish(result)
     json_code = write_json(json_path, result)
     if unsaved is not None:
         with contextlib.suppress(StoreError):  # the file that refused the result may refuse this too
-            store.mark(result.run_id, "failed", str(unsaved))
-        whole = f" The whole result is in {json_path}." if json_path and json_code is None else ""
-        return fail(f"{unsaved}{kept()}{whole}")
+            recorder.store.mark(result.run_id, "failed", str(unsaved))
+        whole = ""
+        if json_path and json_code is None:
+            whole = f" The whole result is in {json_path}: python -m core import {json_path} replaces the partial run."
+        return fail(f"{unsaved}{recorder.kept()}{whole}")
     if json_code is not None:
         return json_code
     if result.status in ("failed", "interrupted"):  # interrupted: a Ray node lost mid-run, its epochs kept

@@ -12,10 +12,11 @@ from pathlib import Path
 
 from core import compare
 from core.axes import AXES, Comparison
-from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save, stop_on_ctrl_c, write_json
-from core.cli.train import EpochWriter, add_train_flags, config_from_args, format_epoch
+from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, stop_on_ctrl_c, write_json
+from core.cli.train import add_train_flags, config_from_args, epoch_printer, ready
 from core.config import ConfigError
 from core.engine import memory
+from core.history.recorder import Recorder
 from core.history.store import Store, StoreError
 
 
@@ -42,39 +43,34 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """Train one run per value of the axis, then print the ratio table."""
     try:
         comparison = Comparison(args.axis, args.values)
-        configs = comparison.configs(config_from_args(args).to_dict())
+        configs, names = comparison.configs(config_from_args(args).to_dict()), comparison.names()
         for config in configs:
             memory.check(config)
     except ConfigError as err:
         return fail(str(err), EXIT_USAGE)
-    from core.engine import devices
+    if (code := check_json(json_path(args.json, names[0]))) is not None:
+        return code  # before the training, not after it
     from core.engine.training import train  # TensorFlow loads here, once the flags are known to be good
 
     try:
-        for config in configs:
-            devices.resolve(config.device)  # a GPU that is not here is refused before the history holds a row
+        ready([c.device for c in configs], configs[0].dataset, configs[0])  # before the history holds a row
         store = Store(args.db)
-    except (StoreError, devices.DeviceError) as err:
+    except (StoreError, RuntimeError) as err:
         return fail(str(err))
-    names, results, group = comparison.names(), [], uuid.uuid4().hex[:8]
+    results, group = [], uuid.uuid4().hex[:8]
     stop = stop_on_ctrl_c()
     for i, (config, name) in enumerate(zip(configs, names, strict=True), 1):
         run_id = f"cmp{group}-{i}"
+        recorder = Recorder(store, run_id, config)
         try:
-            store.begin(run_id, config)
+            recorder.begin()
         except StoreError as err:
             return fail(str(err))
         print(f"{args.axis} = {name}: run {run_id}", flush=True)
-        writer = EpochWriter(store, run_id)
-
-        def on_epoch(metrics, result, writer=writer, total=config.epochs) -> None:
-            writer.write(metrics, result)
-            print(format_epoch(metrics, total), flush=True)
-
-        result = train(config, on_epoch=on_epoch, should_stop=stop, run_id=run_id)
+        result = train(config, on_epoch=epoch_printer(recorder, config.epochs), should_stop=stop, run_id=run_id)
         results.append(result)
-        if (unsaved := save(store, result)) is not None:
-            return fail(f"{unsaved}{writer.kept()}")
+        if (unsaved := recorder.finish(result)) is not None:
+            return fail(f"{unsaved}{recorder.kept()}")
         if (code := write_json(json_path(args.json, name), result)) is not None:
             return code
         if result.status != "completed":

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import os
+import sys
 
 from core.cli.common import EXIT_OK, Command, fail
 
@@ -66,6 +67,8 @@ def cluster_devices(as_json: bool) -> int:
         answers = nodes.probe()
     except connect.ClusterError as err:
         return fail(str(err))
+    if warning := connect.warning():
+        print(warning, file=sys.stderr, flush=True)
     if as_json:
         rows = [
             {"node": a.node.name, "node_id": a.node.node_id, "host": a.host, "error": a.message or None}

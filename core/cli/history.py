@@ -14,7 +14,7 @@ import sys
 
 from core.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, db_flag, fail
 from core.history.importer import RunFileError
-from core.history.limits import MAX_CELL, printable
+from core.history.limits import MAX_CELL, printable, without_controls
 from core.history.paths import check_path
 from core.history.store import Store, StoreError, default_db_path
 
@@ -159,7 +159,7 @@ def export_all(args: argparse.Namespace) -> int:
 def cmd_salvage(args: argparse.Namespace) -> int:
     """Copy every readable run and sweep of a damaged history into a new file, then say how many."""
     try:
-        print(Store.salvage(args.damaged, args.new))
+        print(without_controls(Store.salvage(args.damaged, args.new)))
     except StoreError as err:
         return fail(str(err))
     return EXIT_OK
@@ -177,6 +177,24 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_delete(args: argparse.Namespace) -> int:
+    """Remove a run (and its epochs) or a sweep from the history; a run still recording here is refused."""
+    try:
+        store = _existing_store(args)
+        if store is None:
+            return fail(f"there is no run {args.run_id!r} in the history (it has no file yet).")
+        rows = {r.run_id: r for r in store.history()}  # a running row with no live job is ended by this listing
+        row = rows.get(args.run_id)
+        if row is not None and row.status == "running":
+            return fail(f"run {args.run_id} is still running (its process is alive); stop it first.")
+        if not store.delete(args.run_id):
+            return fail(f"there is no run {args.run_id!r} in the history (python -m core history lists them).")
+    except StoreError as err:
+        return fail(str(err))
+    print(f"Deleted {args.run_id} and its epochs; every other run is kept.")
+    return EXIT_OK
+
+
 def _history_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     db_flag(p)
@@ -191,10 +209,15 @@ def _export_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _import_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE", help="a run's or a sweep's JSON file (at most 5 MB)")
+    p.add_argument("file", metavar="FILE", help="a run's or a sweep's JSON file (at most 5 MiB)")
     db_flag(p)
 
 
+DELETE = Command(
+    "remove a recorded run or sweep from the history",
+    lambda p: (p.add_argument("run_id", metavar="RUN_ID"), db_flag(p)),
+    cmd_delete,
+)
 HISTORY = Command("list recorded runs and sweeps, newest first", _history_flags, cmd_history)
 EXPORT = Command("print a recorded run or sweep as JSON, or its epochs or points as CSV", _export_flags, cmd_export)
 SALVAGE = Command(

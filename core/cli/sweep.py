@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 
 from core import crossover
-from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
+from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, save_and_report, stop_on_ctrl_c
+from core.cli.train import ready
 from core.config import DATASETS, DEFAULT_BATCH_SIZES, MODELS, PRECISIONS, XLA_CHOICES, ConfigError, SweepConfig
 from core.engine import memory
+from core.history.limits import without_controls
+from core.history.recorder import Recorder
 from core.history.store import Store, StoreError, new_run_id
 
 
@@ -69,12 +72,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         memory.check(config)  # its largest batch must fit in free memory, said before anything is timed
     except ConfigError as err:
         return fail(str(err), EXIT_USAGE)
+    if (code := check_json(args.json)) is not None:
+        return code  # before the timing, not after it
     from core.engine.sweep import run_sweep  # TensorFlow loads here, once the flags are known to be good
 
     run_id = new_run_id()
     try:
+        ready(list(config.devices), config.dataset)  # a missing GPU or dataset: one sentence, nothing stored
         store = Store(args.db)  # opened first: an unusable history fails now, not after minutes of timing
-    except StoreError as err:
+    except (StoreError, RuntimeError) as err:
         return fail(str(err))
     width = f" (hidden {config.hidden_units})" if config.model == "mlp" else ""
     steps = f"{config.steps} steps" if config.steps else "about 0.5 s"
@@ -84,7 +90,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         f"after a warm-up, {config.dataset} data",
         flush=True,
     )
-    print(f"sweep {run_id}, recorded in {store.path} when it ends", flush=True)
+    print(without_controls(f"sweep {run_id}, recorded in {store.path} when it ends"), flush=True)
     shown: set[str] = set()
 
     def on_point(point, result) -> None:
@@ -99,7 +105,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(format_point(point), flush=True)
 
     result = run_sweep(config, on_point=on_point, should_stop=stop_on_ctrl_c(), run_id=run_id)
-    return save_and_report(store, result, args.json, format_summary, "the sweep failed.")
+    return save_and_report(Recorder(store, run_id), result, args.json, format_summary, "the sweep failed.")
 
 
 COMMAND = Command("time training across batch sizes on each device; find where the GPU wins", _sweep_flags, cmd_sweep)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 
 from core import compare, why
-from core.cli.common import EXIT_USAGE, Command, db_flag, fail, save_and_report, stop_on_ctrl_c
+from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.config import (
     DATASETS,
     EXECUTIONS,
@@ -20,6 +19,8 @@ from core.config import (
     canonical_execution,
 )
 from core.engine import memory
+from core.history.limits import without_controls
+from core.history.recorder import Recorder
 from core.history.store import Store, StoreError, new_run_id
 
 
@@ -96,20 +97,19 @@ def cmd_train(args: argparse.Namespace) -> int:
         memory.check(config)  # a run that cannot fit in free memory is refused before TensorFlow or a row
     except ConfigError as err:
         return fail(str(err), EXIT_USAGE)
-    from core.engine import devices
+    if (code := check_json(args.json)) is not None:
+        return code  # before the training, not after it
     from core.engine.training import train  # TensorFlow loads here, once the flags are known to be good
 
     try:
-        if config.node:  # a Ray node's device: the cluster must answer and have that node (Ray loads only now)
-            on_node(config)
-        else:
-            devices.resolve(config.device)  # a GPU that is not here is refused before the history holds a row
+        ready([config.device], config.dataset, config)  # before the history holds a row
         store = Store(args.db)
-    except (StoreError, devices.DeviceError, RuntimeError) as err:
+    except (StoreError, RuntimeError) as err:
         return fail(str(err))
     run_id = new_run_id()
+    recorder = Recorder(store, run_id, config)
     try:
-        store.begin(run_id, config)
+        recorder.begin()
     except StoreError as err:
         return fail(str(err))
     print(
@@ -118,31 +118,55 @@ def cmd_train(args: argparse.Namespace) -> int:
         f"{config.precision}, XLA {config.xla}",
         flush=True,
     )
-    print(f"run {run_id}, recorded epoch by epoch in {store.path}", flush=True)
-
-    writer = EpochWriter(store, run_id)
-
-    def on_epoch(metrics, result) -> None:
-        writer.write(metrics, result)  # on disk before it is printed: a kill loses no printed epoch
-        print(format_epoch(metrics, config.epochs), flush=True)
-
+    print(without_controls(f"run {run_id}, recorded epoch by epoch in {store.path}"), flush=True)
+    on_epoch = epoch_printer(recorder, config.epochs)
     if config.node:
         result, sentence = train_on_node(config, on_epoch, stop_on_ctrl_c(), run_id)
         if result is None:  # failed or lost before its first epoch: the row says so too
-            with contextlib.suppress(StoreError):
-                store.mark(run_id, "failed", sentence)
+            recorder.finish(state="failed", error=sentence)
             return fail(sentence or f"Run {run_id} ended on {config.node} before its first epoch.")
     else:
         result = train(config, on_epoch=on_epoch, should_stop=stop_on_ctrl_c(), run_id=run_id)
-    return save_and_report(store, result, args.json, format_summary, "training failed.", writer.kept)
+    return save_and_report(recorder, result, args.json, format_summary, "training failed.")
 
 
-def on_node(config: TrainConfig) -> None:
-    """Connect to the cluster (--ray or TFDASH_RAY_ADDRESS) and check it has the config's node; RuntimeError says why."""
+def epoch_printer(recorder: Recorder, total: int):
+    """on_epoch for the CLI: write the epoch (on disk before it is printed: a kill loses no printed epoch), then
+    its line; the history's first refusal is said once on stderr, and training goes on."""
+    warned = []
+
+    def on_epoch(metrics, result) -> None:
+        note = recorder.epoch(metrics, result)
+        if note and not warned:
+            print(f"warning: {without_controls(note)}", file=sys.stderr, flush=True)
+            warned.append(note)
+        print(format_epoch(metrics, total), flush=True)
+
+    return on_epoch
+
+
+def ready(devices_: list[str], dataset: str, config: TrainConfig | None = None) -> None:
+    """Every device present (a node's: the cluster answers and has it) and the dataset loaded (downloaded if need
+    be), so a missing GPU or dataset is one sentence before anything is stored; RuntimeError says why not."""
+    from core.engine import data, devices
+
+    local = [d for d in devices_ if "/" not in d]
+    for node in dict.fromkeys(d.partition("/")[0] for d in devices_ if "/" in d):
+        on_node(node)
+    for device in local:
+        devices.resolve(device)
+    if local and not data.availability(dataset).available:  # a node loads its own copy, or is sent this one
+        data.load(dataset, getattr(config, "train_subset", None), getattr(config, "seed", 0))  # kept for the run
+
+
+def on_node(node: str) -> None:
+    """Connect to the cluster (--ray or TFDASH_RAY_ADDRESS) and check it has `node`; RuntimeError says why not."""
     from core.cluster import connect, nodes
 
     connect.connect()
-    nodes.find(config.node)
+    if warning := connect.warning():
+        print(warning, file=sys.stderr, flush=True)
+    nodes.find(node)
 
 
 def train_on_node(config: TrainConfig, on_epoch, should_stop, run_id: str):
@@ -158,47 +182,6 @@ def train_on_node(config: TrainConfig, on_epoch, should_stop, run_id: str):
 
     ending = remote.run(JOB_KINDS[TrainConfig], config, run_id, should_stop, on_item)
     return remote.result_of(ending, last[0])
-
-
-def epoch_ranges(epochs: list[int]) -> str:
-    """[1, 2, 3, 5] -> '1-3, 5'; [] -> 'none'."""
-    spans: list[list[int]] = []
-    for n in sorted(epochs):
-        if spans and n == spans[-1][1] + 1:
-            spans[-1][1] = n
-        else:
-            spans.append([n, n])
-    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in spans) or "none"
-
-
-class EpochWriter:
-    """Writes each epoch as it finishes; one the history refuses (locked, full) waits for the next try, and
-    training goes on: its work is kept in the final write, or in --json, and kept() says which epochs are stored."""
-
-    def __init__(self, store: Store, run_id: str):
-        self.store, self.run_id = store, run_id
-        self.stored: list[int] = []
-        self.pending: list = []
-        self.warned = False
-
-    def write(self, metrics, result) -> None:
-        """Write this epoch and any earlier one still pending; on failure say so once on stderr and go on."""
-        self.pending.append(metrics)
-        try:
-            while self.pending:
-                self.store.add_epoch(self.run_id, self.pending[0], result)
-                self.stored.append(self.pending.pop(0).epoch)
-        except StoreError as err:
-            if not self.warned:
-                print(f"warning: {err} Training goes on; the epochs are written again later.", file=sys.stderr)
-                self.warned = True
-
-    def kept(self) -> str:
-        """' Epochs 1-3 of run ID are stored in it; 4-10 could not be.'"""
-        missing, stored = [m.epoch for m in self.pending], epoch_ranges(self.stored)
-        if not missing:
-            return f" Epochs {stored} of run {self.run_id} are stored in it; only its final state is not."
-        return f" Epochs {stored} of run {self.run_id} are stored in it; {epoch_ranges(missing)} could not be."
 
 
 def _train_flags(p: argparse.ArgumentParser) -> None:

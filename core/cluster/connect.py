@@ -1,5 +1,10 @@
 """Connecting this process to a Ray cluster: the address, a bounded connect, and one sentence for each failure.
 
+A cluster that accepts work without a token (Ray's `ray start --head` unless RAY_AUTH_MODE=token and a token
+exist) is refused before ray.init, unless the person allows it ($TFDASH_RAY_ALLOW_UNAUTHENTICATED=1, or
+--ray-allow-unauthenticated), and then every page and command warns. `python -m core cluster-head`
+(core/cli/cluster.py) starts a head with token authentication.
+
 `ray.init` to an address where nothing answers retries for minutes, so a TCP check with a short
 timeout comes first, and ray.init itself runs on a thread that is given up on after INIT_TIMEOUT_S.
 Ray Client (`ray://`) needs the same Ray and Python (major.minor) on both sides; Ray checks that and
@@ -18,6 +23,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.cluster import auth
+
 ADDRESS_ENV = "TFDASH_RAY_ADDRESS"
 ADDRESS_FORMS = "auto, HOST:PORT (a node's Ray address, port 6379 by default) or ray://HOST:PORT (Ray Client, 10001)"
 TCP_TIMEOUT_S = 3.0  # a host that answers at all answers a TCP connect well within this
@@ -27,6 +34,7 @@ _ADDRESS_RE = re.compile(r"^(ray://)?([A-Za-z0-9._-]+|\[[0-9A-Fa-f:]+\]):(\d{1,5
 
 _lock = threading.Lock()
 _connected: str | None = None
+_unauthenticated = False  # the cluster connected to accepts work without a token (allowed by ALLOW_ENV)
 _dashboard: str | None = None  # Ray's own dashboard for the cluster, as ray.init reported it
 
 
@@ -91,6 +99,16 @@ def check_reachable(address: Address, timeout: float = TCP_TIMEOUT_S) -> None:
         pool.shutdown(wait=False)
 
 
+def warning() -> str | None:
+    """The warning every page and command says while this process uses a cluster that needs no token."""
+    if _connected is None or not _unauthenticated:
+        return None
+    return (
+        f"Warning: the Ray cluster in use accepts work without a token ({auth.ALLOW_ENV}=1): anyone on "
+        f"its network can run code there. `{auth.SAFE_START}` starts one with token authentication."
+    )
+
+
 def _sentence(err: BaseException, address: Address) -> str:
     """One sentence for a failed ray.init, by what Ray said (its ConnectionError wraps the cause: a refused token)."""
     chain, cause = [], err
@@ -131,6 +149,12 @@ def connect(text: str | None = None, timeout: float = INIT_TIMEOUT_S) -> str:
         os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
         import ray
 
+        open_door = auth.accepts_without_token(address)
+        if open_door is False and (problem := auth.token_problem(address)):
+            raise ClusterError(problem)
+        if open_door and not auth.allowed_unauthenticated():
+            raise ClusterError(auth.unauthenticated_sentence(address.text))
+
         outcome: list[BaseException | None] = []
 
         def init() -> None:
@@ -154,6 +178,12 @@ def connect(text: str | None = None, timeout: float = INIT_TIMEOUT_S) -> str:
             raise ClusterError(f"The Ray cluster at {address.text} did not finish connecting within {timeout:.0f} s.")
         if outcome[0] is not None:
             raise ClusterError(_sentence(outcome[0], address))
+        global _unauthenticated
+        # Asked and told, or (not askable) connected with no token of ours at all: the cluster needs none.
+        _unauthenticated = bool(open_door) or (open_door is None and os.environ.get("RAY_AUTH_MODE") != "token")
+        if _unauthenticated and not auth.allowed_unauthenticated():
+            ray.shutdown()
+            raise ClusterError(auth.unauthenticated_sentence(address.text))
         _connected = address.text
         return _connected
 
@@ -165,13 +195,13 @@ def connected() -> str | None:
 
 def disconnect() -> None:
     """Leave the cluster (tests, and a server shutting down)."""
-    global _connected
+    global _connected, _unauthenticated
     with _lock:
         if _connected is not None:
             import ray
 
             ray.shutdown()
-            _connected = None
+            _connected, _unauthenticated = None, False
 
 
 def dashboard_url() -> str | None:

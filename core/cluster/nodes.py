@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any
 
 from core.cluster.connect import ADDRESS_ENV, ClusterError, connected
 
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
 PROBE_TIMEOUT_S = 90.0  # a node's first TensorFlow import (and CUDA probing) on a cold disk
 ID_DIGITS = 8
 
@@ -61,7 +63,8 @@ def alive() -> list[Node]:
     found = []
     for n, name in zip(raw, names, strict=True):
         resources = n.get("Resources", {})
-        unique = name and names.count(name) == 1 and "/" not in name
+        # A name is a word of a device string and of the page's Markdown: anything else is named by its node id.
+        unique = name and names.count(name) == 1 and _NAME.fullmatch(name)
         accelerator = next((k.split(":", 1)[1] for k in resources if k.startswith("accelerator_type:")), None)
         found.append(
             Node(

@@ -18,6 +18,7 @@ from jsonschema.exceptions import ValidationError
 
 from core import crossover
 from core.config import ConfigError, SweepConfig, TrainConfig
+from core.history.keywords import KEYWORDS
 from core.history.limits import RunFileError, show, show_key
 from core.history.schemas import SCHEMAS, TRAIN_KIND
 from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
@@ -26,7 +27,7 @@ from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, S
 _TYPES = Draft202012Validator.TYPE_CHECKER.redefine(
     "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
 )
-_Validator = validators.extend(Draft202012Validator, type_checker=_TYPES)
+_Validator = validators.extend(Draft202012Validator, KEYWORDS, type_checker=_TYPES)  # full-match patterns, quick lists
 FORMATS = FormatChecker(())
 
 

@@ -29,6 +29,7 @@ from core.history.paths import (
 from core.history.paths import (
     default_db_path as default_db_path,
 )
+from core.history.paths import salvage_advice
 
 # Migration N takes the file from user_version N-1 to N: SQL, or a function of the connection for what SQL
 # cannot compute. Append; never edit a released one.
@@ -102,7 +103,20 @@ def connect(path: Path, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
             db.close()
         if isinstance(err, StoreError):
             raise
-        raise StoreError(f"The run history {path} cannot be opened ({err}); set {DB_ENV} or --db.") from None
+        raise open_error(path, err, timeout) from None
+
+
+def open_error(path: Path, err: Exception, timeout: float) -> StoreError:
+    """The one sentence for a history that cannot be opened: locked, damaged, or else unusable at that path."""
+    text = str(err)
+    if "locked" in text or "busy" in text:
+        return StoreError(
+            f"The run history {path} cannot be opened: another program has held it locked for {timeout:g} s ({text}); "
+            "close that program (or end its transaction) and try again."
+        )
+    if advice := salvage_advice(path, text):
+        return StoreError(f"The run history {path} cannot be opened ({text}){advice}.")
+    return StoreError(f"The run history {path} cannot be opened ({text}); set {DB_ENV} or --db.")
 
 
 def open_reader(path: Path, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
@@ -190,13 +204,28 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
         raise
 
 
-def _recover(db: sqlite3.Connection) -> None:
-    """Mark runs whose writer died on this host `interrupted`; their finished epochs stay."""
-    here = socket.gethostname()
+# Runs this process has begun and not yet ended in the file: only these of its own rows may say `running`.
+LIVE: set[str] = set()
+
+
+def stranded(db: sqlite3.Connection) -> list[tuple[str, int | None]]:
+    """(run_id, pid) of rows saying `running` on this host with no live job: their process died, or it is this
+    process and the run is not one it is recording."""
     rows = db.execute(
-        "SELECT run_id, owner_pid, owner_token FROM runs WHERE status = 'running' AND owner_host = ?", (here,)
+        "SELECT run_id, owner_pid, owner_token FROM runs WHERE status = 'running' AND owner_host = ?",
+        (socket.gethostname(),),
     ).fetchall()
-    gone = [(run_id, pid) for run_id, pid, token in rows if pid is None or not process_alive(pid, token)]
+    return [
+        (run_id, pid)
+        for run_id, pid, token in rows
+        if pid is None or (run_id not in LIVE if pid == os.getpid() else not process_alive(pid, token))
+    ]
+
+
+def _recover(db: sqlite3.Connection, gone: list[tuple[str, int | None]] | None = None) -> None:
+    """Mark runs with no live job on this host `interrupted` (see stranded()); their finished epochs stay."""
+    here = socket.gethostname()
+    gone = stranded(db) if gone is None else gone
     if not gone:
         return
     try:
@@ -208,12 +237,28 @@ def _recover(db: sqlite3.Connection) -> None:
             db.execute(
                 "UPDATE runs SET status = 'interrupted', error = ?, owner_host = NULL, owner_pid = NULL,"
                 " owner_token = NULL WHERE run_id = ? AND status = 'running'",
-                (f"The process that ran it (pid {pid} on {here}) ended before the run finished.", run_id),
+                (_ended_sentence(pid, here), run_id),
             )
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+def recover_now(db: sqlite3.Connection, gone: list[tuple[str, int | None]]) -> None:
+    """_recover() for a listing: the stranded() rows `gone` ended now; another's lock is waited for 0.2 s only."""
+    (waited,) = db.execute("PRAGMA busy_timeout").fetchone()
+    db.execute("PRAGMA busy_timeout = 200")
+    try:
+        _recover(db, gone)
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {int(waited)}")
+
+
+def _ended_sentence(pid: int | None, here: str) -> str:
+    if pid == os.getpid():
+        return f"Its job in this process (pid {pid} on {here}) ended without its final state being recorded."
+    return f"The process that ran it (pid {pid} on {here}) ended before the run finished."
 
 
 def process_token(pid: int) -> str | None:

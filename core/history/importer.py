@@ -33,6 +33,7 @@ class ImportOutcome:
     run_id: str
     added: bool
     result: RunResult | SweepResult
+    replaced: RunResult | None = None  # the partial run of the same id the file's whole run replaced
 
     @property
     def kind(self) -> str:
@@ -43,6 +44,13 @@ class ImportOutcome:
         """One sentence for the user."""
         host = self.result.host.get("hostname") or "an unknown host"
         noun, where = FILE_KINDS[self.kind].noun, FILE_KINDS[self.kind].where(self.result)
+        if self.replaced is not None:
+            old = self.replaced
+            return (
+                f"Replaced the partial {noun} {self.run_id} ({old.status}, {len(old.epochs)} of "
+                f"{old.config.get('epochs')} epochs stored) with the file's, from {host} ({where}, {self.result.status}, "
+                f"{len(self.result.epochs)} epochs)."
+            )
         if self.added:
             return f"Imported {noun} {self.run_id} from {host} ({where}, {self.result.status})."
         return f"{noun.capitalize()} {self.run_id} from {host} is already in the history; nothing changed."
@@ -134,6 +142,21 @@ def read_run_file(path: str | os.PathLike) -> RunResult:
 def read_result_file(path: str | os.PathLike) -> RunResult | SweepResult:
     """Read and check a file of any kind in FILE_KINDS from disk."""
     return parse_result_file(read_limited(path))
+
+
+def completes(stored: Any, result: Any) -> bool:
+    """Whether a file's run is the whole of a stored partial run: the same config, the stored epochs exactly its first
+    ones, more of them (or a final state where the row's is not), and the stored run no longer running nor completed.
+    (The CLI's advice after a full disk: `import` of the --json file replaces the partial run.)"""
+    if not isinstance(stored, RunResult) or not isinstance(result, RunResult):
+        return False
+    n = len(stored.epochs)
+    return (
+        stored.status not in ("running", "completed")
+        and stored.config == result.config
+        and stored.epochs == result.epochs[:n]
+        and (len(result.epochs) > n or (len(result.epochs) == n and result.status == "completed"))
+    )
 
 
 def content_id(result: RunResult | SweepResult) -> str:

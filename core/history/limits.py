@@ -2,7 +2,7 @@
 
 The first gate for any file from another machine, whatever it holds (core.history.checks then checks the
 fields of each kind). Every problem raises RunFileError with one sentence naming it. Limits:
-MAX_FILE_BYTES (5 MB; a 1,000-epoch run is ~0.4 MB), nesting MAX_DEPTH deep, strings MAX_STRING
+MAX_FILE_BYTES (5 MiB; a 1,000-epoch run is ~0.4 MB), nesting MAX_DEPTH deep, strings MAX_STRING
 characters, MAX_ITEMS entries in any list or object.
 """
 
@@ -12,22 +12,24 @@ import json
 import math
 import os
 import re
+import stat
 from typing import Any
 
-import numpy as np
-
-MAX_FILE_BYTES = 5_000_000
-_LIMIT = f"{MAX_FILE_BYTES / 1e6:g} MB"
+MAX_FILE_BYTES = 5 * 2**20  # Streamlit's server.maxUploadSize is 5 (MiB) too: the page's uploads stop at this size
+SIZE_WORDS = f"{MAX_FILE_BYTES / 2**20:g} MiB"
 MAX_DEPTH = 10  # the format itself needs 4 (host -> gpus -> one gpu)
+TOO_DEEP = f"The file nests lists or objects more than {MAX_DEPTH} deep; a run file never does."
 MAX_STRING = 10_000
 MAX_ITEMS = 1_000  # entries in any one list or object
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 MAX_LABEL = 200  # a host or device label kept on import; a terminal column shows at most MAX_CELL
 MAX_CELL = 64
 # ANSI escape sequences (CSI, OSC, and two-character ones) go whole; any other control character, and the
 # bidirectional overrides that reorder text on screen, become a space.
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]")
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+_NUMBERS = {int, float}  # bool is neither: type(True) is bool
 
 
 class RunFileError(ValueError):
@@ -40,16 +42,14 @@ def show(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _nesting_depth(text: str) -> int:
-    """Deepest [ or { nesting outside strings, found without recursion (so hostile depth cannot crash us)."""
-    skeleton = np.frombuffer(_JSON_STRING.sub("", text).encode("utf-8", "replace"), np.uint8)
-    step = np.isin(skeleton, (ord("["), ord("{"))).astype(np.int32) - np.isin(skeleton, (ord("]"), ord("}")))
-    return int(np.cumsum(step).max(initial=0))
+def without_controls(text: str) -> str:
+    """Text safe for a terminal: escape sequences removed, other control characters (newlines too) made spaces."""
+    return _CONTROLS.sub(" ", _ESCAPES.sub("", text))
 
 
 def printable(text: str, limit: int = MAX_LABEL) -> str:
-    """A label safe to show: escape sequences removed, control characters made spaces, cut to `limit` characters."""
-    text = _CONTROLS.sub(" ", _ESCAPES.sub("", text))
+    """A label safe to show: without_controls(), cut to `limit` characters."""
+    text = without_controls(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -82,21 +82,19 @@ def _reject_constant(name: str) -> Any:
 
 def _parse_json(data: bytes) -> Any:
     if len(data) > MAX_FILE_BYTES:
-        raise RunFileError(f"The file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,} bytes ({_LIMIT}).")
+        raise RunFileError(f"The file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,} bytes ({SIZE_WORDS}).")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise RunFileError(f"The file is not UTF-8 text (byte {err.start} cannot be decoded).") from None
-    if _nesting_depth(text) > MAX_DEPTH:
-        raise RunFileError(f"The file nests lists or objects more than {MAX_DEPTH} deep; a run file never does.")
-    try:
+    try:  # nesting: the decoder's own recursion limit for extreme depth, check_values() for the rest
         return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as err:
         raise RunFileError(
             f"The file is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})."
         ) from None
     except RecursionError:
-        raise RunFileError(f"The file nests lists or objects more than {MAX_DEPTH} deep.") from None
+        raise RunFileError(TOO_DEEP) from None
     except RunFileError:
         raise
     except ValueError:  # Python refuses integers of more than 4,300 digits
@@ -111,43 +109,70 @@ def show_key(name: str) -> str:
 
 def check_values(value: Any) -> None:
     """Every number finite, every string real Unicode of sane length, every container of sane size."""
-    stack = [(value, "")]
+    # Each entry keeps its parent and key, and its path is spelled only for the sentence: spelling every value's
+    # path up front was a third of a tutorial run's import (bench/zip_import.py).
+    stack: list[tuple[Any, Any, int]] = [(value, None, 1)]  # (value, its (parent, key), its nesting depth)
     while stack:
-        item, where = stack.pop()
-        path = where or "The file"
-        if isinstance(item, float) and not math.isfinite(item):
-            raise RunFileError(f"{path} is {item}, too large to be a measurement; every number must be finite.")
-        if isinstance(item, int) and not isinstance(item, bool) and abs(item) > 2**63:
-            raise RunFileError(f"{path} is a whole number too large to be a measurement.")
-        if isinstance(item, str):
+        item, place, depth = stack.pop()
+        kind = type(item)
+        if kind is float and not math.isfinite(item):
+            raise RunFileError(f"{_path(place)} is {item}, too large to be a measurement; every number must be finite.")
+        if kind is int and abs(item) > 2**63:
+            raise RunFileError(f"{_path(place)} is a whole number too large to be a measurement.")
+        if kind is str:
             if len(item) > MAX_STRING:
-                raise RunFileError(f"{path} is {len(item):,} characters long; the limit is {MAX_STRING:,}.")
+                raise RunFileError(f"{_path(place)} is {len(item):,} characters long; the limit is {MAX_STRING:,}.")
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
-                raise RunFileError(f"{path} contains an unpaired surrogate escape, which is not text.") from None
-        if isinstance(item, (list, dict)) and len(item) > MAX_ITEMS:
-            raise RunFileError(f"{path} has {len(item):,} entries; the limit is {MAX_ITEMS:,}.")
-        if isinstance(item, list):
-            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
-        elif isinstance(item, dict):
-            stack.extend((v, f"{where}.{show_key(k)}" if where else show_key(k)) for k, v in item.items())
+                raise RunFileError(
+                    f"{_path(place)} contains an unpaired surrogate escape, which is not text."
+                ) from None
+        elif kind is list or kind is dict:
+            if depth > MAX_DEPTH:
+                raise RunFileError(TOO_DEEP)
+            if len(item) > MAX_ITEMS:
+                raise RunFileError(f"{_path(place)} has {len(item):,} entries; the limit is {MAX_ITEMS:,}.")
+            if kind is list and item and set(map(type, item)) <= _NUMBERS and max(map(abs, item)) <= 2**63:
+                continue  # a list of sane numbers (a template's pixels): each entry would pass the checks above
+            pairs = enumerate(item) if kind is list else item.items()
+            stack.extend((v, (place, k), depth + 1) for k, v in pairs)
+
+
+def _path(place: Any) -> str:
+    """'epochs[3].test_accuracy' from a (parent, key) chain; 'The file' for the top."""
+    keys = []
+    while place is not None:
+        place, key = place
+        keys.append(key)
+    out = ""
+    for key in reversed(keys):
+        out += f"[{key}]" if isinstance(key, int) else (f".{show_key(key)}" if out else show_key(key))
+    return out or "The file"
 
 
 def read_limited(path: str | os.PathLike) -> bytes:
     """A file's bytes, reading no more than the size limit allows."""
     try:
-        with open(path, "rb") as fh:
+        # O_NONBLOCK: opening a FIFO for reading would wait for a writer forever; fstat then refuses it.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as fh:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise RunFileError(
+                    "The file is not a regular file (a directory, FIFO, device or socket); name a .json file."
+                )
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as err:
         raise RunFileError(f"The file cannot be read ({err.strerror or err}).") from None
     if len(data) > MAX_FILE_BYTES:
-        raise RunFileError(f"The file is larger than the limit of {MAX_FILE_BYTES:,} bytes ({_LIMIT}).")
+        size = max(info.st_size, len(data))  # its size on disk, not the bytes read to find it too large
+        raise RunFileError(f"The file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,} bytes ({SIZE_WORDS}).")
     return data
 
 
 def parse_bytes(data: Any) -> Any:
-    """The JSON value in a file's bytes, within the size, encoding and depth limits (check_values does the values)."""
+    """The JSON value in a file's bytes, within the size and encoding limits (check_values: depth and values)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise RunFileError("A run file must be given as bytes.")
     return _parse_json(bytes(data))

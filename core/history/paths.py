@@ -17,7 +17,7 @@ LOCK_ENV = "TFDASH_LOCK_TIMEOUT"
 LOCK_TIMEOUT_S = 5.0
 APP_DIR = "tfdash"
 DB_FILE = "runs.sqlite3"
-SALVAGE_ADVICE = "python -m core salvage FILE NEW copies every readable run into a new file"
+DAMAGED_WORDS = ("malformed", "corrupt", "not a database")  # SQLite's words for a damaged file
 
 
 class StoreError(RuntimeError):
@@ -89,11 +89,16 @@ def read_only_error(path: Path) -> StoreError:
     return StoreError(f"The run history {path} is read-only; it can be listed and exported, not changed.")
 
 
+def salvage_advice(path: Path, text: str) -> str:
+    """'; python -m core salvage PATH NEW copies every readable run into a new file' where SQLite says it is damaged."""
+    damaged = any(word in text for word in DAMAGED_WORDS)
+    return f"; python -m core salvage {path} NEW copies every readable run into a new file" if damaged else ""
+
+
 def read_error(path: Path, err: Exception) -> StoreError:
     """The one sentence for a read that failed; a damaged file says how to save the rest."""
     text = str(err)
-    advice = f"; {SALVAGE_ADVICE}" if "malformed" in text or "corrupt" in text else ""
-    return StoreError(f"The run history {path} cannot be read ({text}){advice}.")
+    return StoreError(f"The run history {path} cannot be read ({text}){salvage_advice(path, text)}.")
 
 
 def is_read_only(path: Path) -> bool:

@@ -19,8 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from core.config import TrainConfig
-from core.history import importer, salvage, summary, tables
+from core.history import database, importer, recorder, salvage, summary, tables
 from core.history.database import connect, new_run_id, open_read_only, open_reader, process_token
 from core.history.importer import ImportOutcome, RunFileError
 from core.history.paths import (
@@ -51,6 +50,7 @@ class Store:
         self.lock_timeout = lock_timeout()
         self.read_only = is_read_only(self.path) if read_only is None else read_only
         self._write_lock, self._read_lock = threading.RLock(), threading.Lock()
+        self._running: dict[str, summary.Running] = {}  # runs recording epoch by epoch: their summaries so far
         if self.read_only:
             self._writer, self._reader = None, open_read_only(self.path, self.lock_timeout)
         else:
@@ -107,6 +107,14 @@ class Store:
         """Record a run that is starting now, owned by this process (TrainConfig or its dict)."""
         config_dict = config.to_dict() if hasattr(config, "to_dict") else dict(config)
         pid = os.getpid()
+        database.LIVE.add(run_id)  # before its row exists: a listing never takes this process's new row for a dead one
+        try:
+            self._insert_running(run_id, config_dict, pid, started_at)
+        except BaseException:
+            database.LIVE.discard(run_id)
+            raise
+
+    def _insert_running(self, run_id: str, config_dict: dict, pid: int, started_at: str | None) -> None:
         with self._tx() as db:
             db.execute(
                 "INSERT INTO runs (run_id, status, schema_version, config, device, started_at, stored_at,"
@@ -125,12 +133,13 @@ class Store:
                     (tables.to_json(result.host), tables.to_json(result.device), result.started_at, run_id),
                 )
             tables.write_epochs(db, run_id, [metrics])
-            summary.refresh(db, [run_id])
+            summary.after_epoch(db, run_id, metrics, self._running.setdefault(run_id, summary.Running()))
 
     def finish(self, result: RunResult, origin: str = "local") -> None:
         """Write a run's final state and every epoch it has (inserting the run if it was never begun)."""
         with self._tx() as db:
             tables.write_run(db, result, origin)
+        self._ended(result.run_id)
 
     def mark(self, run_id: str, status: str, error: str | None = None) -> None:
         """Set a run's final status when there is no result to finish it with."""
@@ -141,11 +150,17 @@ class Store:
                 " owner_token = NULL WHERE run_id = ?",
                 (status, error, utc_now(), run_id),
             )
+        self._ended(run_id)
 
     def save(self, result: RunResult | SweepResult, origin: str = "local") -> None:
         """Store a finished training run or sweep whole (replacing what was recorded of it so far)."""
         with self._tx() as db:
             tables.write(db, result, origin)
+        self._ended(result.run_id)
+
+    def _ended(self, run_id: str | None) -> None:
+        database.LIVE.discard(run_id)
+        self._running.pop(run_id, None)
 
     def save_record(
         self, kind: str, payload: dict[str, Any], run_id: str | None = None, status: str = "completed"
@@ -189,12 +204,24 @@ class Store:
             existing = self.get(result.run_id) or self.get_sweep(result.run_id)
         except StoreError:  # a stored sweep that cannot be read is never the same as a good file
             existing = None
-        if existing is None or existing.to_dict() != result.to_dict():
-            noun = importer.FILE_KINDS[getattr(result, "kind", "train")].noun
-            raise RunFileError(
-                f"A different {noun} with id {result.run_id} is already in the history; delete it there to replace it."
-            )
-        return ImportOutcome(result.run_id, False, existing)
+        if existing is not None and existing.to_dict() == result.to_dict():
+            return ImportOutcome(result.run_id, False, existing)
+        if importer.completes(existing, result) and self._replace(existing, result):
+            return ImportOutcome(result.run_id, True, result, replaced=existing)
+        noun = importer.FILE_KINDS[getattr(result, "kind", "train")].noun
+        raise RunFileError(
+            f"A different {noun} with id {result.run_id} is already in the history; "
+            f"python -m core delete {result.run_id} (or Delete in the History view) removes it, then import again."
+        )
+
+    def _replace(self, partial: RunResult, result: RunResult) -> bool:
+        """Write `result` over the stored `partial` run, if the row is still as it was read; whether it was."""
+        with self._tx() as db:
+            row = db.execute("SELECT status, epochs_done FROM runs WHERE run_id = ?", (partial.run_id,)).fetchone()
+            if row != (partial.status, len(partial.epochs)):
+                return False
+            tables.write_run(db, result, "local")  # the row keeps its origin: it is still the run that began here
+        return True
 
     def export_json(self, run_id: str) -> str:
         """A run or a sweep as the file `train --json` or `sweep --json` writes (raises KeyError if unknown)."""
@@ -227,13 +254,33 @@ class Store:
         return [found[i] for i in ids if i in found]
 
     def history(self, limit: int | None = None) -> list[HistoryRow]:
-        """Training runs, newest first, from their summaries (no epoch is read): the History table and `history`."""
+        """Training runs, newest first, from their summaries (no epoch is read): the History table and `history`.
+
+        A row saying `running` with no live job (its process died, or its job here ended unrecorded) is ended first.
+        """
+        self._end_stranded()
         rows = self._query(
             f"SELECT {tables.SUMMARY_COLUMNS} FROM runs WHERE kind = 'train'"
             " ORDER BY COALESCE(started_at, stored_at) DESC LIMIT ?",
             (-1 if limit is None else limit,),
         )
         return [tables.summary_row(row) for row in rows]
+
+    def _end_stranded(self) -> None:
+        # Read first, on the reader: a listing never waits behind this process's writer (or another's lock).
+        with self._read_lock:
+            try:
+                gone = database.stranded(self._reader)
+            except sqlite3.Error:
+                return  # the listing itself says what is wrong
+        if not gone or self._writer is None or not self._write_lock.acquire(blocking=False):
+            return
+        try:
+            database.recover_now(self._writer, gone)
+        except sqlite3.Error:
+            pass  # held by another process: the listing still works, and the next one (or the next start) ends them
+        finally:
+            self._write_lock.release()
 
     def _results(self, rows: list[tuple]) -> dict[str, RunResult]:
         ids = [row[0] for row in rows]
@@ -316,31 +363,5 @@ def get_store(path: str | os.PathLike | None = None) -> Store:
 
 
 def attach(runner: Any, store: Store | None = None) -> None:
-    """Persist a Runner's jobs: training runs epoch by epoch, other kinds whole; store None = get_store() then."""
-    writing: dict[str, Store] = {}  # run_id -> the store its first event went to
-
-    def on_event(event: str, job: Any, payload: Any) -> None:
-        if not isinstance(job.config, TrainConfig):
-            # Other kinds (a sweep) are stored whole when they finish, if their result says its kind.
-            result = job.result
-            if event == "finished" and hasattr(result, "kind") and hasattr(result, "to_dict"):
-                (store or get_store()).save_record(result.kind, result.to_dict(), job.run_id, job.state)
-            return
-        if event == "started":
-            target = writing[job.run_id] = store or get_store()
-            target.begin(job.run_id, job.config)
-            return
-        target = writing.get(job.run_id)
-        if target is None:
-            return  # cancelled while queued: never started, nothing to keep
-        if event == "epoch":
-            target.add_epoch(job.run_id, payload, job.result)
-        elif event == "finished":
-            del writing[job.run_id]
-            if isinstance(job.result, RunResult):
-                target.finish(job.result)
-            else:  # no result at all: stopped, killed or failed before its first epoch
-                state = job.state if job.state in ("cancelled", "interrupted") else "failed"
-                target.mark(job.run_id, state, getattr(job, "error_text", None))
-
-    runner.add_listener(on_event)
+    """Persist a Runner's jobs as the CLI does (core.history.recorder.attach); store None = get_store() at each start."""
+    recorder.attach(runner, store, get_store)

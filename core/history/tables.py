@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 from core.history import summary
@@ -62,7 +62,11 @@ def write_run(db: sqlite3.Connection, result: RunResult, origin: str) -> None:
          to_json(result.device), result.error, result.started_at, result.finished_at, origin, utc_now()),
     )  # fmt: skip
     write_epochs(db, result.run_id, result.epochs)
-    summary.refresh(db, [result.run_id])
+    (stored,) = db.execute("SELECT COUNT(*) FROM epochs WHERE run_id = ?", (result.run_id,)).fetchone()
+    if stored == len(result.epochs):  # the stored epochs are exactly these: no need to read them back
+        summary.write(db, result.run_id, result.epochs)
+    else:
+        summary.refresh(db, [result.run_id])
 
 
 def require_train(db: sqlite3.Connection, run_id: str) -> None:
@@ -91,8 +95,17 @@ def write_epochs(db: sqlite3.Connection, run_id: str | None, epochs: Iterable[Ep
     for m in epochs:
         db.execute(
             "INSERT OR REPLACE INTO epochs (run_id, epoch, metrics) VALUES (?, ?, ?)",
-            (run_id, m.epoch, to_json(asdict(m))),
+            (run_id, m.epoch, to_json(plain(m))),
         )
+
+
+def plain(value: Any) -> Any:
+    """dataclasses.asdict without its deep copy of every number (an epoch's 7,840 template pixels): JSON-ready."""
+    if is_dataclass(value):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, list) and value and is_dataclass(value[0]):
+        return [plain(v) for v in value]
+    return value
 
 
 def write_record(

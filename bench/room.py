@@ -1,0 +1,201 @@
+"""What a room of viewers costs the run it measures: N simulated viewer sessions against one run from the presenter's page.
+
+    .venv/bin/python bench/room.py --viewers 30 [--seconds 20] [--app-dir DIR]
+
+The server is started as `make share` serves it (app.py, or streamlit_app.py in a checkout from before it, with a
+presenter token in its environment) on a free local port, with a throw-away history. A presenter session (a raw
+websocket client speaking Streamlit's protocol: tests/st_client.py) presses "The tutorial", sets 1,000 epochs and
+presses Run. Then, in that one run: phase A with no viewer, phase B with N viewer sessions, each of which opens the
+page and then reruns its live fragment at the interval the server asks for, as a browser's page does, and phase A
+again. The presenter's page ticks as a browser's does, and is drawn whole every 5 s. Then, watched by a room of
+the same size again, the presenter presses Stop.
+
+Prints, from the run's own per-call points (seconds per optimizer step, epoch 1 left out), the median step in A
+(both A phases) and in B, and:
+  room_step_slowdown: B's median step over A's (1.00: the room costs the run nothing)
+  presenter_render_s: the seconds of the slowest of the presenter's whole-page draws during B
+  stop_seen_s: seconds from Stop until every viewer's page says the run was stopped by the presenter
+and the server process's CPU (cores) in each phase. No asserts; a step that fails is one sentence, exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.idle_pages import CLK_TCK, Failed, free_port, process_ticks, say, streamlit_command, wait_healthy  # noqa: E402
+from core.history.store import Store  # noqa: E402
+from tests import st_client  # noqa: E402
+
+TOKEN = "room-bench-presenter-token-0123456789abcdef"
+STOPPED = "stopped by the presenter"
+RENDER_EVERY_S = 5.0  # the presenter's page drawn whole (and timed) this often; between, its live fragment ticks
+
+
+class Viewer(threading.Thread):
+    """One viewer's page: open it, then rerun its live fragment at the server's interval until told to leave."""
+
+    def __init__(self, url: str, leave: threading.Event, stop_at: list[float]):
+        super().__init__(daemon=True)
+        self.url, self.leave, self.stop_at = url, leave, stop_at
+        self.seen_stop: float | None = None
+        self.runs, self.error = 0, None
+
+    def run(self) -> None:
+        try:
+            page = st_client.Session(self.url).connect()
+            page.run(timeout=120)
+            while not self.leave.is_set():
+                fragment, every = next(iter(page.fragments.items()), (None, 0.7))
+                time.sleep(every)
+                page.run(fragment=fragment, timeout=120)
+                self.runs += 1
+                if self.stop_at and self.seen_stop is None and STOPPED in page.page_text():
+                    self.seen_stop = time.monotonic() - self.stop_at[0]
+                    return
+            page.close()
+        except Exception as err:  # noqa: BLE001 - one viewer's failure is reported, the bench goes on
+            self.error = f"{type(err).__name__}: {err}"
+
+
+def steps_in(store: Store, run_id: str, epochs: tuple[int, int]) -> list[float]:
+    """Seconds per optimizer step of every call in epochs first..last (epoch 1, the warm-up, left out)."""
+    run = store.get(run_id)
+    first, last = max(epochs[0], 2), epochs[1]
+    return [c.step_seconds for e in run.epochs if first <= e.epoch <= last for c in e.calls]
+
+
+def epochs_done(store: Store) -> int:
+    rows = store.history()
+    return rows[0].epochs_done if rows else 0
+
+
+def phase(seconds: float, store: Store, presenter: st_client.Session, pid: int) -> dict:
+    """One phase: the epochs it covered, the server's CPU in cores, and the presenter's page as a browser's: its live
+    fragment at the server's interval, and a whole draw (a reload, say) every RENDER_EVERY_S, timed."""
+    began, first, ticks = time.monotonic(), epochs_done(store) + 1, process_ticks(pid)
+    renders, last_render = [], began
+    while time.monotonic() - began < seconds:
+        if time.monotonic() - last_render >= RENDER_EVERY_S:
+            renders.append(presenter.run(timeout=120).seconds)
+            last_render = time.monotonic()
+        fragment, every = next(iter(presenter.fragments.items()), (None, 0.7))
+        time.sleep(every)
+        presenter.run(fragment=fragment, timeout=120)
+    elapsed = time.monotonic() - began
+    return {"epochs": (first, epochs_done(store)), "renders": renders,
+            "server_cores": (process_ticks(pid) - ticks) / CLK_TCK / elapsed}  # fmt: skip
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--viewers", type=int, default=30)
+    ap.add_argument("--seconds", type=float, default=20.0, help="length of each phase")
+    ap.add_argument("--app-dir", type=Path, default=ROOT, help="the checkout to serve (default: this one)")
+    args = ap.parse_args()
+    app_dir = args.app_dir.resolve()
+    entry = "app.py" if (app_dir / "app.py").is_file() else "streamlit_app.py"
+    tmp = Path(tempfile.mkdtemp(prefix="room-"))
+    db = tmp / "runs.sqlite3"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, TFDASH_DB=str(db), TFDASH_PRESENTER_TOKEN=TOKEN)
+    cmd = [*streamlit_command(app_dir), "run", entry, "--server.port", str(port), "--server.address", "127.0.0.1",
+           "--server.headless", "true", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]  # fmt: skip
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # terminated: the finally below ends the server too
+    log = open(tmp / "streamlit.log", "w")  # noqa: SIM115 - closed in finally
+    proc = subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    viewers: list[Viewer] = []
+    status = 1
+    try:
+        wait_healthy(url, proc, 90)
+        say(f"server: {entry} in {app_dir} on port {port}, {args.viewers} viewers, phases of {args.seconds:.0f} s")
+        presenter = st_client.Session(url).connect()
+        first = presenter.run(query=f"token={TOKEN}", timeout=120)
+        if first.buttons.get("run") is not False and "Presenter" not in presenter.page_text():
+            raise Failed("the presenter's page is not the presenter's")
+        preset = presenter.run(widgets=st_client.click(first, "preset_The tutorial"), timeout=120)
+        states = st_client.set_number(presenter, "epochs", 1000, st_client.click(preset, "run"))
+        presenter.run(widgets=states, timeout=120)
+        store = Store(db)
+        deadline = time.monotonic() + 240
+        while epochs_done(store) < 3:
+            if time.monotonic() > deadline:
+                raise Failed("the run did not reach epoch 3 within 240 s")
+            time.sleep(0.5)
+        run_id = store.history()[0].run_id
+        say(f"run {run_id}: training; phase A, no viewer")
+        a1 = phase(args.seconds, store, presenter, proc.pid)
+        leave, stop_at = threading.Event(), []
+        viewers = [Viewer(url, leave, stop_at) for _ in range(args.viewers)]
+        for v in viewers:
+            v.start()
+            time.sleep(0.05)  # a room arriving, not one burst
+        say(f"phase B, {args.viewers} viewers")
+        b = phase(args.seconds, store, presenter, proc.pid)
+        say("phase A again, the viewers gone")
+        leave.set()
+        for v in viewers:
+            v.join(60)
+        a2 = phase(args.seconds, store, presenter, proc.pid)
+        # Stop, watched by a fresh room of the same size: how soon does every page say so?
+        leave.clear()
+        watchers = [Viewer(url, leave, stop_at) for _ in range(args.viewers)]
+        for v in watchers:
+            v.start()
+            time.sleep(0.05)
+        time.sleep(5)
+        run = presenter.run(timeout=120)
+        stop_at.append(time.monotonic())
+        presenter.run(widgets=st_client.click(run, "stop"), timeout=120)
+        for v in watchers:
+            v.join(60)
+        leave.set()
+        reference = steps_in(store, run_id, a1["epochs"]) + steps_in(store, run_id, a2["epochs"])
+        loaded = steps_in(store, run_id, b["epochs"])
+        if not reference or not loaded:
+            raise Failed(f"no calls measured (epochs A {a1['epochs']}, B {b['epochs']}, A {a2['epochs']})")
+        ref, room = statistics.median(reference), statistics.median(loaded)
+        seen = [v.seen_stop for v in watchers]
+        errors = [v.error for v in [*viewers, *watchers] if v.error]
+        say(f"median step: A {ref * 1e3:.3f} ms ({len(reference)} calls), B {room * 1e3:.3f} ms ({len(loaded)} calls)")
+        say(f"server CPU (cores): A {a1['server_cores']:.2f}, B {b['server_cores']:.2f}, A {a2['server_cores']:.2f}")
+        say(f"viewer fragment reruns in B: {sum(v.runs for v in viewers)}; errors: {len(errors)} {errors[:2]}")
+        say(f"room_step_slowdown: {room / ref:.2f}")
+        say(f"presenter_render_s: {max(b['renders']):.2f} (the slowest of its {len(b['renders'])} whole draws in B)")
+        if args.viewers:
+            missing = sum(s is None for s in seen)
+            worst = max((s for s in seen if s is not None), default=float("nan"))
+            say(
+                f"stop_seen_s: {worst:.2f}"
+                + (f" ({missing} of {len(seen)} pages never said so within 60 s)" if missing else "")
+            )
+        status = 0
+    except (Failed, TimeoutError, st_client.Refused) as err:
+        say(f"FAILED: {err}. Server log: {tmp / 'streamlit.log'}")
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+        if status == 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""The server's own checks, before Streamlit sees a request (ASGI middleware, installed by app.py's st.App).
+
+- A request whose Host is not in server.allowedHosts is refused (403), page and routes alike: Streamlit checks
+  only its websocket, so a page under a rebinding name (attacker.example resolving to 127.0.0.1) still loaded.
+  The list is Streamlit's own, checked by Streamlit's own function: localhost, 127.0.0.1 and ::1 for
+  `make run` (.streamlit/config.toml), those and the room's address for `make share` (ui/share.py).
+- An upload (/_stcore/upload_file/SESSION/FILE) from a session that is not a presenter's page is refused (403)
+  before a byte of its body is read: a viewer had pushed six 64 MB files into the server's memory.
+- A page address with ?token= (of any case) is answered with a redirect to the same address without it; the
+  right token, given once, also sets the presenter's signed HttpOnly cookie (ui/access.py), so a reload stays
+  the presenter and the token never stays in the address bar or the browser's history.
+"""
+
+from __future__ import annotations
+
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from streamlit.web.server.starlette.starlette_websocket import is_host_allowed
+
+from ui import access
+
+UPLOAD = "/_stcore/upload_file/"
+NOT_PAGES = ("/_stcore/", "/static/", "/media/", "/component/")  # Streamlit's own routes: never a page address
+
+
+class Guard:
+    """ASGI middleware: Host names, uploads by role, and the presenter's token turned into a cookie."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":  # the websocket: Streamlit refuses a Host outside server.allowedHosts itself
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if not is_host_allowed(headers.get("host")):
+            return await refuse(send, "This server answers only to its own names (server.allowedHosts).")
+        path, method = scope.get("path", ""), scope.get("method", "GET")
+        if path.startswith(UPLOAD) and method in ("PUT", "POST", "DELETE"):
+            session = path[len(UPLOAD) :].split("/", 1)[0]
+            if not access.may_upload(session):
+                return await refuse(send, f"Only the presenter's page may upload files; {access.ASK}.")
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        if (
+            method in ("GET", "HEAD")
+            and not path.startswith(NOT_PAGES)
+            and any(access.is_token_key(k) for k, _ in query)
+        ):
+            return await sign_in(path, query, send)
+        return await self.app(scope, receive, send)
+
+
+async def sign_in(path: str, query: list[tuple[str, str]], send: Any) -> None:
+    """303 to the same address without any token; the right one (exactly one value) sets the presenter cookie."""
+    given = access.one_value([v for k, v in query if k == access.PARAM])
+    expected = access.expected_token()
+    rest = urlencode([(k, v) for k, v in query if not access.is_token_key(k)])
+    cookies = SimpleCookie()
+    if expected and access.check(given, expected).presenter:
+        cookies[access.COOKIE] = access.issue_cookie()
+        cookies[access.COOKIE].update(
+            {"httponly": True, "samesite": "Strict", "path": "/", "max-age": access.COOKIE_MAX_AGE_S}
+        )
+    elif expected:
+        cookies[access.REFUSED] = "1"  # the page says the link's token was wrong; nothing else is in it
+        cookies[access.REFUSED].update({"samesite": "Strict", "path": "/", "max-age": 60})
+    headers = [(b"location", (path + ("?" + rest if rest else "")).encode("latin-1")), (b"cache-control", b"no-store"),
+               (b"referrer-policy", b"no-referrer")]  # fmt: skip
+    headers += [(b"set-cookie", morsel.OutputString().encode("latin-1")) for morsel in cookies.values()]
+    await send({"type": "http.response.start", "status": 303, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def refuse(send: Any, sentence: str) -> None:
+    """403 with one sentence; the request's body is never read."""
+    body = (sentence + "\n").encode()
+    await send({"type": "http.response.start", "status": 403,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]})  # fmt: skip
+    await send({"type": "http.response.body", "body": body})
