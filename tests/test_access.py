@@ -142,7 +142,7 @@ def test_a_viewer_cannot_start_stop_delete_import_or_salvage_even_by_calling_the
         watcher.start("train", [TrainConfig(dataset="synthetic", epochs=1)])
         st.session_state.queued_after = len(get_runner().jobs()) - queued
         target = get_runner().submit(TrainConfig(dataset="synthetic", epochs=50, train_subset=2000))
-        st.session_state.train = watcher.Watch([target], own=True)  # as if this page had started it
+        st.session_state.train = watcher.Watch([target], started_here=True)  # as if this page had started it
         watcher.stop("train")
         st.session_state.target = target
 

@@ -251,7 +251,7 @@ def test_gpu_modes_are_visibly_unavailable_and_cannot_start_a_run(at):
     at.session_state["mode"] = "gpu:0"
     at.button(key="run").click().run()
     assert "GPU cannot run here: no GPU found on this machine." in [e.value for e in at.error]
-    assert "train" not in at.session_state or not at.session_state["train"].own
+    assert "train" not in at.session_state or not at.session_state["train"].started_here
     assert len(get_runner().jobs()) == jobs_before
     assert not at.exception
 
@@ -292,7 +292,7 @@ def test_a_failed_run_shows_its_one_sentence_not_a_traceback(at):
     ids = live.submit_group(runner, [config])
     failed = runner.wait(ids[0], 120)
     assert failed.state == "failed"
-    at.session_state["train"] = Watch(ids, own=True)
+    at.session_state["train"] = Watch(ids, started_here=True)
     at.run()
     assert [e.value for e in at.error] == [views.plain(f"CPU:7: {failed.error}")]  # TFDASH_LOGICAL_CPUS: no italics
     assert failed.error.startswith("There is no cpu:7") and "\n" not in failed.error

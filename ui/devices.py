@@ -16,7 +16,7 @@ from ui.labels import series_labels
 from ui.resources import hardware
 
 
-def devices_ui(hw: probe.Probe, snap: watcher.Snapshot) -> None:
+def devices_ui(hw: probe.Probe, snap: watcher.JobsNow) -> None:
     """The hardware check's answer as a table, or why there is none yet."""
     if hw.state == probe.CHECKING:
         st.info("Checking for GPUs… (a subprocess imports TensorFlow; the page does not wait for it)")
@@ -94,7 +94,7 @@ def build_row(hw: probe.Probe) -> tuple[str, str]:
 
 def main() -> None:
     layout.style()
-    snap = watcher.take(["train"])
+    snap = watcher.jobs_now(["train"])
     devices_ui(hardware(), snap)
     watcher.live_ui(snap)  # the queue line; a finished run reruns the page, adding its row
 

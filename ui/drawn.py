@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import live, watcher
+from ui import watcher
 
 MAX_KEPT = 32  # drawings kept: a few per view and setting; each holds its charts' data (a few hundred kB at most)
 FRAME_KEPT_S = 600.0  # a group's frame nobody asked for this long is forgotten
@@ -57,10 +57,9 @@ def frame(jobs: tuple) -> tuple[tuple, tuple]:
 
 
 def progress_key(jobs: Any) -> tuple:
-    """The key of runs live on a page: what makes every page redraw them (ui.watcher's Snapshot.progress()): each
-    job's id, state, finished epochs and how many REDRAW_S of the epoch in progress have passed. Every page that
+    """The key of runs live on a page: what makes every page redraw them (ui.watcher.Drawn, per job). Every page that
     redraws within one such step gets the same drawing."""
-    return tuple((s.run_id, s.state, s.done, live.moved(s, watcher.REDRAW_S)) for s in jobs)
+    return tuple(watcher.drawn(s) for s in jobs)
 
 
 def stored_key(results: Any) -> tuple:

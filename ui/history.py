@@ -261,7 +261,7 @@ def history_ui() -> None:
 def main() -> None:
     layout.style()
     kept.restore(PICK)
-    snap = watcher.take([])
+    snap = watcher.jobs_now([])
     history_ui()
     kept.remember(PICK)
     watcher.live_ui(snap)  # the queue line; a run that finishes reruns the page, so the table includes it

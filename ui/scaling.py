@@ -220,7 +220,7 @@ def main() -> None:
         "data already on the device, so the input pipeline is not what is measured."
     )
     settings_ui(hw)
-    snap = watcher.take([KIND])
+    snap = watcher.jobs_now([KIND])
     ready = problem_ui(hw) is None
     status_col = watcher.controls_ui(KIND, snap, "Run sweep", ("sw_run", "sw_stop"), start_sweep, ready)
     watcher.live_ui(snap, partial(watcher.status_view, KIND, lambda jobs: ["Sweep"], PROMPT, status_col))

@@ -157,7 +157,7 @@ def main() -> None:
     layout.style()
     hw = hardware()
     mode = train_settings.settings_ui(hw)
-    snap = watcher.take([KIND])
+    snap = watcher.jobs_now([KIND])
     said = st.container()  # what is compared, above the plan's warnings
     configs = plan_ui(mode, hw)
     watch, shown = snap.watches[KIND], snap.shown[KIND]
@@ -170,7 +170,7 @@ def main() -> None:
         st.error(st.session_state.pop("start_error"))  # shown once: the next click decides afresh
     status_col = watcher.controls_ui(KIND, snap, "Run", ("run", "stop"), start_runs, bool(configs))
     watcher.live_ui(snap, partial(watcher.status_view, KIND, labels, PROMPT, status_col))
-    results_ui(shown, hw, watched=watch is not None and not watch.own)
+    results_ui(shown, hw, watched=watch is not None and not watch.started_here)
     downloads_ui(snap.shown[KIND])
     code_ui(configs, snap.shown[KIND])
 

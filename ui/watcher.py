@@ -1,10 +1,10 @@
 """The page's jobs: one path to start, stop and watch them, and the page's one live fragment.
 
 A kind of job is what one button submits: "train" (the runs one Run click queues) or "sweep". Per
-kind, session_state holds a Watch: the ids the page shows, and whether the page started them (its
-own: it may stop them) or only watches another page's (shown, never stopped, replaced by its own
-Run). One fragment per page ticks while anything is queued or running (or the hardware check is
-still out), and costs nothing between ticks. A tick takes one Snapshot and redraws only text from
+kind, session_state holds a Watch: the ids the page shows, and whether the page started them (it
+may stop them) or only watches another page's (shown, never stopped, replaced by its own Run). One
+fragment per page ticks while anything is queued or running (or the hardware check is still out),
+and costs nothing between ticks. A tick reads the runner once (JobsNow) and redraws only text from
 it (the queue line, the view's status line and progress bar), so they never disagree. When what the
 view draws once changes (a job starts or ends, epochs or sweep points land) it reruns the page once
 instead: charts and metrics are redrawn when a job starts or ends, at each round of runs taking turns
@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
-from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import streamlit as st
 
@@ -29,21 +29,39 @@ from ui import access, live, priority
 from ui.resources import get_runner, hardware
 
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
-# While runs train, the charts are redrawn at most this often: a whole-page rerun costs the server (and the
-# browser, which draws the charts again) CPU that a CPU run under measurement shares. Redrawn at every epoch
-# (about twice a second in the Quick demo), the page took about 0.6 of a core on the 2-core VM and made plain
-# fit's steps 35-40% slower than with no page watching (bench/headline_in_page.py). A job starting or
-# ending redraws at once, and so does each round of runs taking turns (every run one more epoch, so the
-# charts show them at the same epoch); within a long epoch, every REDRAW_S seconds of training moves the race.
-REDRAW_S = 3.0
+REDRAW_S = (
+    3.0  # charts redrawn at most this often while epochs land: each redraw slows a CPU run (bench/headline_in_page.py)
+)
 IDLE_TICK_S = 2.0  # shared (`make share`), an idle page still looks: a viewer sees the presenter's Run within 2 s
 KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
-SEEN = "live_seen"  # ids of active jobs this page has drawn; one finishing reruns the page
-DRAWN = "live_drawn"  # Snapshot.progress() of the jobs the view drew in its last full run
-DRAWN_AT = "live_drawn_at"  # when that was (time.monotonic())
-STOPPED_HERE = "stopped_here"  # ids this page asked to stop: their line says "stopped by this page"
+MEMORY = "live_page"  # session_state key of the page's PageMemory
 
-_queue_slot: ContextVar = ContextVar("queue_slot")
+
+class Drawn(NamedTuple):
+    """What the view draws of one job; a change of these redraws the page (should_redraw)."""
+
+    run_id: str
+    state: str
+    done: int  # finished epochs (sweep points)
+    moved: int  # REDRAW_S steps of the epoch in progress (live.moved); -1 before its first points
+
+
+@dataclass
+class PageMemory:
+    """What a page keeps between its runs about the jobs it drew (one session_state entry)."""
+
+    active_drawn: set[str] = field(default_factory=set)  # active jobs it has drawn: one ending reruns the page
+    drawn: tuple[Drawn, ...] | None = None  # the jobs the view drew in its last full run
+    drawn_at: float = 0.0  # when (time.monotonic())
+    stopped_here: set[str] = field(default_factory=set)  # their line says "stopped by this page"
+    queue_slot: object = None  # the queue line's place, made by queue_ui in this run of the script
+
+
+def memory() -> PageMemory:
+    """This page's PageMemory."""
+    if MEMORY not in st.session_state:
+        st.session_state[MEMORY] = PageMemory()
+    return st.session_state[MEMORY]
 
 
 @dataclass
@@ -51,12 +69,12 @@ class Watch:
     """What a page shows of one kind of job."""
 
     ids: list[str]
-    own: bool  # started by this page (it may stop them), or another page's, only watched
+    started_here: bool  # started by this page (it may stop them), or another page's, only watched
     stopping: bool = False
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class JobsNow:
     """One read of the runner: the queue, and the jobs the page shows, from the same moment."""
 
     queue: tuple[JobStatus, ...]  # running, then queued in order
@@ -80,14 +98,18 @@ class Snapshot:
         shown = {s.run_id for jobs in self.shown.values() for s in jobs if s.state in live.ACTIVE}
         return shown | {j.run_id for j in self.queue}
 
-    def progress(self) -> tuple:
-        """What the view draws once, per job it shows: state, finished items, and every REDRAW_S of training within
-        an epoch (the race's line moves in a long epoch); a change reruns the page."""
-        return tuple((s.run_id, s.state, s.done, live.moved(s, REDRAW_S)) for jobs in self.shown.values() for s in jobs)
+    def progress(self) -> tuple[Drawn, ...]:
+        """What the view draws once of each job it shows; a change reruns the page."""
+        return tuple(drawn(s) for jobs in self.shown.values() for s in jobs)
 
-    def mine(self) -> set[str]:
+    def started_here(self) -> set[str]:
         """Ids of the jobs this page started."""
-        return {i for w in self.watches.values() if w is not None and w.own for i in w.ids}
+        return {i for w in self.watches.values() if w is not None and w.started_here for i in w.ids}
+
+
+def drawn(s: JobStatus) -> Drawn:
+    """What the view draws of job s: its state, finished items, and every REDRAW_S of the epoch in progress."""
+    return Drawn(s.run_id, s.state, s.done, live.moved(s, REDRAW_S))
 
 
 # -- actions (button callbacks: they run before the script, so the click is seen by this run) ------
@@ -96,7 +118,7 @@ def start(kind: str, configs: list) -> None:
     if not access.allowed():  # the button is disabled for a viewer, but a hostile page can still click it
         st.session_state.start_error = access.DENIED
         return
-    st.session_state[kind] = Watch(live.submit_group(get_runner(), configs), own=True)
+    st.session_state[kind] = Watch(live.submit_group(get_runner(), configs), started_here=True)
 
 
 def stop(kind: str) -> None:
@@ -110,20 +132,20 @@ def stop(kind: str) -> None:
     by = "the presenter" if os.environ.get(access.TOKEN_ENV) else "another page"  # as the other pages word it
     for run_id in watch.ids:
         if get_runner().cancel(run_id, by=by):
-            st.session_state[STOPPED_HERE] = {*st.session_state.get(STOPPED_HERE, ()), run_id}
+            memory().stopped_here.add(run_id)
     watch.stopping = True
 
 
 def stopped_by(jobs: Iterable[JobStatus]) -> str | None:
     """'this page', 'the presenter', 'another page': who stopped the first of `jobs` that somebody stopped."""
-    here = st.session_state.get(STOPPED_HERE, set())
+    here = memory().stopped_here
     for s in jobs:
         if s.state == "cancelled" and (s.run_id in here or s.stopped_by):
             return "this page" if s.run_id in here else s.stopped_by
     return None
 
 
-def controls_ui(kind: str, snap: Snapshot, label: str, keys: tuple[str, str], on_run, ready: bool):
+def controls_ui(kind: str, snap: JobsNow, label: str, keys: tuple[str, str], on_run, ready: bool):
     """Run and Stop for this page's `kind` jobs; returns the column the live status line goes in.
 
     Only the page's own active jobs hold its Run back: watching another page's, it may queue its own.
@@ -131,7 +153,7 @@ def controls_ui(kind: str, snap: Snapshot, label: str, keys: tuple[str, str], on
     """
     watch, jobs = snap.watches[kind], snap.shown[kind]
     active = watch is not None and live.is_active(jobs)
-    own_active = active and watch.own
+    own_active = active and watch.started_here
     may = access.allowed()
     warming = snap.warming  # pressed once they are up, a run starts at once, not after their start-up
     run_col, stop_col, status_col = st.columns([1, 1, 5], vertical_alignment="center")
@@ -145,7 +167,7 @@ def controls_ui(kind: str, snap: Snapshot, label: str, keys: tuple[str, str], on
     return status_col.container(key=f"{kind}_status")
 
 
-def status_view(kind: str, labels: Callable, prompt: str, status_col, snap: Snapshot) -> None:
+def status_view(kind: str, labels: Callable, prompt: str, status_col, snap: JobsNow) -> None:
     """The status line (in status_col) and progress bar of the page's `kind` jobs, from one snapshot.
 
     labels(jobs) names each job in the line; prompt is said while there are none. A draw for live_ui.
@@ -155,7 +177,7 @@ def status_view(kind: str, labels: Callable, prompt: str, status_col, snap: Snap
         status_col.markdown(prompt if access.allowed() else "Nothing running; the presenter's runs appear here live.")
         return
     line = live.status_line(jobs, labels(jobs), snap.current, watch.stopping)
-    if not watch.own:
+    if not watch.started_here:
         line = f"{'Already running on this server' if live.is_active(jobs) else 'From another page'}: {line}"
     if who := stopped_by(jobs):
         line = f"{line} — stopped by {who}"
@@ -168,15 +190,15 @@ def status_view(kind: str, labels: Callable, prompt: str, status_col, snap: Snap
 def _watch(kind: str, queue: tuple[JobStatus, ...]) -> Watch | None:
     """The page's Watch of `kind`: its own group (finished or not), else another page's active group, watched."""
     watch: Watch | None = st.session_state.get(kind)
-    if watch is not None and watch.own:
+    if watch is not None and watch.started_here:
         return watch  # shown until this page starts another; another page's run is only mentioned
     group = live.active_group(get_runner(), KINDS[kind], queue)
     if group and (watch is None or watch.ids != group):
-        watch = st.session_state[kind] = Watch(group, own=False)
+        watch = st.session_state[kind] = Watch(group, started_here=False)
     return watch
 
 
-def take(kinds: Iterable[str] = KINDS) -> Snapshot:
+def jobs_now(kinds: Iterable[str] = KINDS) -> JobsNow:
     """One read of the runner for the page: the queue, then the jobs each kind's Watch names."""
     runner = get_runner()
     queue = tuple(runner.jobs())
@@ -190,7 +212,7 @@ def take(kinds: Iterable[str] = KINDS) -> Snapshot:
             watch.stopping = False
         if kind in kinds:
             shown[kind] = jobs
-    return Snapshot(queue, shown, watches, ready=not queue and runner.ready())
+    return JobsNow(queue, shown, watches, ready=not queue and runner.ready())
 
 
 # -- the live fragment ------------------------------------------------------------------------
@@ -198,59 +220,63 @@ def queue_ui() -> None:
     """The page's role (said when it matters, with the presenter's End) and the queue line's place; the view's live
     fragment fills it."""
     access.role_ui()
-    _queue_slot.set(st.empty())
+    memory().queue_slot = st.empty()
 
 
-def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> None:
+def live_ui(snap: JobsNow, draw: Callable[[JobsNow], None] | None = None) -> None:
     """Draw the page's live text now and, while anything is active, again every TICK_S.
 
-    snap: the view's own read (take()), from which it drew everything else: when a later tick's
+    snap: the view's own read (jobs_now()), from which it drew everything else: when a later tick's
     progress() differs, the page reruns, so nothing stays stale. draw(snapshot) draws the view's live
     text (a status line, a progress bar) at every tick; it may write into containers made before this call.
     """
     checking = hardware().state == probe.CHECKING
-    st.session_state[SEEN], st.session_state[DRAWN] = snap.active, snap.progress()
-    st.session_state[DRAWN_AT] = time.monotonic()
+    page = memory()
+    page.active_drawn, page.drawn, page.drawn_at = snap.active, snap.progress(), time.monotonic()
     idle = IDLE_TICK_S if os.environ.get(access.TOKEN_ENV) else None  # `make run`: idle costs nothing
     warming = snap.warming
     every = TICK_S if snap.active or checking or warming else idle
-    st.fragment(_tick, run_every=every)(_queue_slot.get(None), tuple(snap.shown), draw, checking, warming)
+    st.fragment(_tick, run_every=every)(page.queue_slot, tuple(snap.shown), draw, checking, warming)
 
 
-def _tick(slot, kinds: tuple[str, ...], draw: Callable[[Snapshot], None] | None, checking: bool, warming: bool) -> None:
+def _tick(slot, kinds: tuple[str, ...], draw: Callable[[JobsNow], None] | None, checking: bool, warming: bool) -> None:
     priority.viewer_page(not access.allowed())  # a viewer's tick waits for the run under measurement
-    snap, seen = take(kinds), st.session_state.get(SEEN, set())
+    snap, page = jobs_now(kinds), memory()
     answered = checking and hardware().state != probe.CHECKING
     warm = warming and snap.ready
-    if seen - snap.active or answered or warm or _redraw(snap.progress()):
-        st.session_state[SEEN] = snap.active
+    if page.active_drawn - snap.active or answered or warm or _redraw(snap.progress()):
+        page.active_drawn = snap.active
         # A job started or ended, epochs landed, the GPU check answered or Run may be pressed: the whole page once.
         st.rerun()
-    st.session_state[SEEN] = seen | snap.active  # a job another page queued since: its end reruns too
+    page.active_drawn |= snap.active  # a job another page queued since: its end reruns too
     if slot is not None:
-        slot.caption(live.queue_line(snap.queue, snap.mine(), warming=snap.warming))
+        slot.caption(live.queue_line(snap.queue, snap.started_here(), warming=snap.warming))
     if draw is not None:
         draw(snap)
 
 
 def _redraw(progress: tuple) -> bool:
     """Whether the view's charts are behind enough to draw the whole page again (should_redraw)."""
-    return should_redraw(progress, st.session_state.get(DRAWN), st.session_state.get(DRAWN_AT, 0.0), time.monotonic())
+    page = memory()
+    return should_redraw(progress, page.drawn, page.drawn_at, time.monotonic())
 
 
-def should_redraw(progress: tuple, drawn: tuple | None, drawn_at: float, now: float) -> bool:
+def should_redraw(progress: Iterable[tuple], drawn: Iterable[tuple] | None, drawn_at: float, now: float) -> bool:
     """A job changed state (started, ended) since the last full draw, or a run has its first points: at once. Runs
     taking turns all finished another epoch (a round: the charts show each run at the same epoch): at once too.
-    Otherwise epochs landed, or a long epoch moved (Snapshot.progress()): once REDRAW_S has passed since that
-    draw, at `drawn_at`."""
-    if progress == drawn:
-        return False
-    if drawn is None or [p[:2] for p in progress] != [d[:2] for d in drawn]:  # (run_id, state) of each job
+    Otherwise epochs landed, or a long epoch moved (JobsNow.progress()): once REDRAW_S has passed since that
+    draw, at `drawn_at`. Each of progress and drawn: Drawn per job, in the same order."""
+    if drawn is None:
         return True
-    if any(d[2:] == (0, -1) and p[2:] != (0, -1) for p, d in zip(progress, drawn, strict=True)):
+    now_, then = [Drawn(*p) for p in progress], [Drawn(*d) for d in drawn]
+    if now_ == then:
+        return False
+    if [(p.run_id, p.state) for p in now_] != [(d.run_id, d.state) for d in then]:
+        return True
+    if any((d.done, d.moved) == (0, -1) and (p.done, p.moved) != (0, -1) for p, d in zip(now_, then, strict=True)):
         return True  # a run's first points (epoch 1's first calls): the race moves seconds after Run
-    running = [p for p in progress if p[1] == "running"]
-    rounds = {p[2] for p in running}
-    if len(running) > 1 and len(rounds) == 1 and rounds != {d[2] for d in drawn if d[1] == "running"}:
+    rounds = {p.done for p in now_ if p.state == "running"}
+    running = sum(p.state == "running" for p in now_)
+    if running > 1 and len(rounds) == 1 and rounds != {d.done for d in then if d.state == "running"}:
         return True
     return now - drawn_at >= REDRAW_S
