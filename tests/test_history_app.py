@@ -318,5 +318,5 @@ def test_pages_showing_the_same_runs_share_one_drawing_of_them(monkeypatch):
     assert len(drew) == 1  # drawn by the first page, replayed to the other two
     specs = [chart_specs(at) for at in pages]
     assert specs[0] and specs[0] == specs[1] == specs[2]
-    headlines = [[m.value for m in at.markdown if m.value.startswith("### ")] for at in pages]
+    headlines = [[m.value for m in at.markdown if m.value.startswith("#### ")] for at in pages]
     assert headlines[0] and headlines[0] == headlines[1] == headlines[2]
