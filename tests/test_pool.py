@@ -1,4 +1,4 @@
-"""Warm workers (core.pool): both runs of a comparison find a worker waiting, and no worker starts while a run is timed.
+"""Warm workers (core.runner.pool): both runs of a comparison find a worker waiting, and no worker starts while a run is timed.
 
 Real worker processes with a job kind that imports nothing (no TensorFlow), so each starts in a fraction of a second.
 """
@@ -24,14 +24,14 @@ class PidsConfig:
 
 
 def workers_of(parent: int) -> set[int]:
-    """The pids of every core.worker process whose parent is `parent`."""
+    """The pids of every core.runner.worker process whose parent is `parent`."""
     found = set()
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{entry}/stat") as stat:
                 ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
             with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                is_worker = b"core.worker" in cmdline.read()
+                is_worker = b"core.runner.worker" in cmdline.read()
         except (OSError, ValueError, IndexError):
             continue  # ended while we looked
         if ppid == parent and is_worker:

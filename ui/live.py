@@ -20,7 +20,7 @@ ACTIVE = ("queued", "running")
 
 
 def submit_group(runner: Runner, configs: Sequence[object]) -> list[str]:
-    """Queue configs as one group (a comparison's runs take turns epoch by epoch: core.turns); return their ids."""
+    """Queue configs as one group (a comparison's runs take turns epoch by epoch: core.runner.turns); return their ids."""
     group = uuid.uuid4().hex[:8]
     return runner.submit_group(list(configs), [f"{group}-{i}" for i, _ in enumerate(configs, 1)])
 
@@ -128,7 +128,7 @@ def queue_line(jobs: Sequence[JobStatus], mine: set[str], warming: bool = False)
 
     running = [j for j in jobs if j.state == "running"]
     now = [f"now: {named(j)}" for j in running]
-    if len(running) > 1:  # a comparison's runs taking turns (core.turns): what they train once, not each progress
+    if len(running) > 1:  # a comparison's runs taking turns (core.runner.turns): what they train once
         what = "; ".join(dict.fromkeys(doing(j, progress_words=False) for j in running))
         now = [f"now, {len(running)} runs taking turns: {what}" + (" (this page)" if running[0].run_id in mine else "")]
     waiting = [f"{j.position}. {named(j)}" for j in jobs if j.state == "queued"]

@@ -171,8 +171,8 @@ def on_node(node: str) -> None:
 
 def train_on_node(config: TrainConfig, on_epoch, should_stop, run_id: str):
     """The run on its Ray node, epochs streamed back to on_epoch: (result, sentence); result None if none came back."""
-    from core.cluster import remote
     from core.engine.kinds import JOB_KINDS
+    from core.runner import remote
 
     last: list = [None]
 

@@ -39,7 +39,7 @@ def warm_up() -> None:
 
 def _train(config: TrainConfig, on_item, should_stop, run_id: str, take_turn=None):
     # An epoch in progress goes the same way as a finished one, without the result (the epoch is not in it yet).
-    # take_turn: given when the runs of a comparison take turns (core.turns), each epoch timed while the others wait.
+    # take_turn: given when the runs of a comparison take turns (core.runner.turns), each epoch timed while the others wait.
     return train(
         config, on_epoch=on_item, should_stop=should_stop, run_id=run_id, on_progress=lambda p: on_item(p, None),
         take_turn=take_turn,
@@ -53,7 +53,7 @@ def _sweep(config: SweepConfig, on_item, should_stop, run_id: str):
 for _job in (_train, _sweep):
     _job.admit = memory.check
     _job.warm_up = warm_up
-# Its runs may take turns epoch by epoch (core.turns) where memory holds them all at once; a sweep runs alone.
+# Its runs may take turns epoch by epoch (core.runner.turns) where memory holds them all at once; a sweep runs alone.
 _train.fits_together = memory.fits_together
 
 # config type -> job(config, on_item(item, result), should_stop() -> bool, run_id) -> result; an item may also be

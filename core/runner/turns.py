@@ -14,7 +14,7 @@ setup goes with its epoch 1, and the device's peak and floor measurements open i
 (core.engine.training). Stop is as quick as for one run: a worker waiting for its turn wakes on stop and
 ends at once.
 
-The parent's side only: the worker's side is take_turn() in core.worker. No TensorFlow here.
+The parent's side only: the worker's side is take_turn() in core.runner.worker. No TensorFlow here.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from multiprocessing.connection import wait
 from threading import Event
 from typing import Any
 
-from core.worker import POLL_SECONDS, STOP_GRACE_SECONDS, Worker
+from core.runner.worker import POLL_SECONDS, STOP_GRACE_SECONDS, Worker
 
 
 @dataclass

@@ -7,7 +7,7 @@ nobody waits, so the first Run after the server starts is as quick as later ones
 
 Why not multiprocessing's "spawn" context: it re-runs the parent's __main__ in the child, and under
 Streamlit __main__ is the app script (its script runner installs it there), so every worker would
-run the whole page and start a Runner of its own. `python -m core.worker FD` is the same fresh
+run the whole page and start a Runner of its own. `python -m core.runner.worker FD` is the same fresh
 interpreter that spawn gives (never a fork after TensorFlow), talking over multiprocessing's own
 Connection (a socketpair, pickled messages). Job functions and configs cross it by reference, so
 a job kind must be a module-level function.
@@ -17,7 +17,7 @@ config, run_id, turns) or ("exit",), and ("stop",) at any time during the job; w
 Worker -> parent: ("ready", pid), then ("item", item, result so far) per epoch or point, then
 ("done", result, state, error text); with turns, ("turn",) before each part of the job that must run alone.
 
-Turns (core.turns): the runs of one comparison run side by side in workers of their own and take turns, so
+Turns (core.runner.turns): the runs of one comparison run side by side in workers of their own and take turns, so
 each is timed while the other waits (idle, blocked on a pipe), minutes of a machine's drift hitting both alike.
 """
 
@@ -34,7 +34,7 @@ from multiprocessing.connection import Connection, Pipe
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # A step cannot be interrupted (CNN batch 32768: ~12 s a step): a job that has not stopped this
 # many seconds after being asked is ended with its worker; its finished epochs are already home.
 STOP_GRACE_SECONDS = 1.5
@@ -49,7 +49,7 @@ class Worker:
         self.conn, child = Pipe()
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.worker", str(child.fileno())],
+            [sys.executable, "-m", "core.runner.worker", str(child.fileno())],
             pass_fds=(child.fileno(),),
             stdin=subprocess.DEVNULL,
             env=env,

@@ -7,7 +7,7 @@ finish and a crash of either side loses at most the item in progress. A GPU job 
 num_gpus (Ray sets CUDA_VISIBLE_DEVICES, so the node's gpu:0 is the one Ray gave), a CPU job for all
 the node's CPUs, so no second job of ours shares the node and disturbs its timings.
 
-run() answers as core.worker.Worker.run does, ("done", result, state, error text) or ("stopped",),
+run() answers as core.runner.worker.Worker.run does, ("done", result, state, error text) or ("stopped",),
 plus ("lost", sentence) when the node or its actor died mid-job.
 """
 
@@ -81,7 +81,7 @@ class RemoteJob:
             try:
                 result = as_asked(job(local_config(config), on_item, self._stop.is_set, run_id), config, stamp)
                 state = getattr(result, "status", "completed")
-            except Exception as err:  # noqa: BLE001 - as core.worker: said, never a dead actor
+            except Exception as err:  # noqa: BLE001 - as core.runner.worker: said, never a dead actor
                 result, state, error_text = None, "failed", f"{type(err).__name__}: {err}"
             with self._lock:
                 self._done = (pickle.dumps(result), state, error_text)

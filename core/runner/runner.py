@@ -2,13 +2,13 @@
 
 The queue belongs to no browser session: closing a tab or rerunning a script neither stops nor
 duplicates a run, and any session can find it again by its id. Jobs run in a worker process
-(core.worker) that exits after its job, so this process's memory returns to its idle size; the
-next workers start once the job has ended and wait with TensorFlow imported (core.pool: as many as a
+(core.runner.worker) that exits after its job, so this process's memory returns to its idle size; the
+next workers start once the job has ended and wait with TensorFlow imported (core.runner.pool: as many as a
 comparison has runs, where memory holds them). Listeners (the store) run here, in this process, on the
 events the worker sends back: one writer for the history.
 
 A comparison's runs, submitted as a group (submit_group), start together and take turns epoch by
-epoch, each in its own worker (core.turns): still one training at a time, but both runs meet the
+epoch, each in its own worker (core.runner.turns): still one training at a time, but both runs meet the
 same stretches of a machine's drift (a laptop heating up), not one stretch each.
 """
 
@@ -21,17 +21,17 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from core import pool
-from core.jobs import Job, JobStatus, check_importable, ending
 from core.results import EpochInProgress
-from core.turns import Turn, alternate
-from core.worker import STOP_GRACE_SECONDS
+from core.runner.jobs import Job, JobStatus, check_importable, ending
+from core.runner.pool import Pool, timed
+from core.runner.turns import Turn, alternate
+from core.runner.worker import STOP_GRACE_SECONDS
 
 # A job kind: a module-level function (it crosses to the worker by name) run(config, on_item(item,
 # result), should_stop() -> bool, run_id) -> result. Optional attributes: `admit(config)`, called
 # here at submit, raises to refuse a job before it is queued (a run too big for the memory free);
 # `warm_up()`, called by a fresh worker before it says it is ready (import TensorFlow); `fits_together(configs)`,
-# whether a group's runs fit in memory at once (they take turns, core.turns; else they run one after another). The caller
+# whether a group's runs fit in memory at once (they take turns, core.runner.turns; else they run one after another). The caller
 # passes the kinds it wants (core.engine.kinds.JOB_KINDS); the runner imports no engine.
 JobKind = Callable[..., Any]
 __all__ = ["Job", "JobKind", "JobStatus", "Listener", "Runner"]
@@ -44,7 +44,7 @@ class Runner:
     """A queue, one dispatcher thread and one training at a time: jobs run one after another, a group's taking turns."""
 
     def __init__(self, kinds: dict[type, JobKind], warm: int = 1) -> None:
-        """warm: how many workers wait with TensorFlow imported between jobs (core.pool; the page's: one per run
+        """warm: how many workers wait with TensorFlow imported between jobs (core.runner.pool; the page's: one per run
         of a comparison, within core.engine.memory.warm_workers' budget)."""
         check_importable(kinds)
         self._kinds = dict(kinds)
@@ -55,7 +55,7 @@ class Runner:
         self._counter = itertools.count()
         self._listeners: list[Listener] = []
         self._closed = False
-        self._pool = pool.Pool(self._kinds.values(), warm)  # warming up now, before anyone presses Run
+        self._pool = Pool(self._kinds.values(), warm)  # warming up now, before anyone presses Run
         self._dispatcher = threading.Thread(target=self._work, name="training-runner", daemon=True)
         self._dispatcher.start()
 
@@ -104,7 +104,7 @@ class Runner:
         return self.submit_group([config], [run_id or uuid.uuid4().hex[:12]])[0]
 
     def submit_group(self, configs: list[Any], run_ids: list[str]) -> list[str]:
-        """Queue jobs side by side: they take turns (core.turns) where their kind allows and memory holds them all
+        """Queue jobs side by side: they take turns (core.runner.turns) where their kind allows and memory holds them all
         (local runs of one kind with fits_together), else one after another. admit() may refuse any: none queued."""
         for config in configs:
             if type(config) not in self._kinds:
@@ -257,7 +257,7 @@ class Runner:
         """Run one job in the waiting worker (or on its Ray node), relaying its items; (result, state) however it ended."""
         kind = self._kinds[type(job.config)]
         if getattr(job.config, "node", None):  # a Ray node's job: Ray is imported only now
-            from core.cluster import remote
+            from core.runner import remote
 
             return ending(job, remote.run(kind, job.config, job.run_id, job.stop.is_set, self._relay(job)), None)
         worker = self._pool.replace(*self._pool.take(1))
@@ -265,7 +265,7 @@ class Runner:
             worker.close()
             return ending(job, ("died",), worker)
         try:
-            with pool.timed():
+            with timed():
                 said = worker.run(kind, job.config, job.run_id, job.stop, self._relay(job))
         finally:
             worker.close()  # it exits: its memory goes back
@@ -273,7 +273,7 @@ class Runner:
 
     def _run_together(self, group: list[Job]) -> None:
         """A group's jobs, each in a worker of its own (the waiting ones, then fresh ones, all ready before any
-        starts: a worker importing TensorFlow would slow a run being timed), taking turns (core.turns)."""
+        starts: a worker importing TensorFlow would slow a run being timed), taking turns (core.runner.turns)."""
         workers = [self._pool.replace(w) for w in self._pool.take(len(group))]
         turns = [
             Turn(w, self._kinds[type(j.config)], j.config, j.run_id, j.stop, self._relay(j))
@@ -286,7 +286,7 @@ class Runner:
             self._finish(job, *ending(job, turn.ending, turn.worker))
 
         try:
-            with pool.timed():
+            with timed():
                 alternate([t for t in turns if t.worker.ready], on_end)
         finally:
             for turn in turns:

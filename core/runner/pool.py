@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from core.worker import Worker
+from core.runner.worker import Worker
 
 STARTUP_TIMEOUT = 180.0  # a start-up that takes longer (a dead disk) no longer holds jobs back
 

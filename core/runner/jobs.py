@@ -31,7 +31,7 @@ class Job:
     stopped_by: str | None = None  # who asked to stop it ("this page", "the presenter", "Ctrl-C")
     settled: bool = False  # over, and every listener has seen "finished" (the store has its final state)
     in_progress: Any = None  # the epoch still training: its calls so far (core.results.EpochInProgress), live only
-    together: str | None = None  # a group whose jobs take turns side by side (core.turns), or None: alone
+    together: str | None = None  # a group whose jobs take turns side by side (core.runner.turns), or None: alone
     note: str | None = None  # what the history does not hold yet (a locked or full file), said while the job goes on
 
     def fail(self) -> None:
