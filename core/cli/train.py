@@ -180,7 +180,7 @@ def train_on_node(config: TrainConfig, on_epoch, should_stop, run_id: str):
         last[0] = result
         on_epoch(metrics, result)
 
-    ending = remote.run(JOB_KINDS[TrainConfig], config, run_id, should_stop, on_item)
+    ending = remote.run(JOB_KINDS[TrainConfig].run, config, run_id, should_stop, on_item)
     return remote.result_of(ending, last[0])
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pickle
 import threading
 import time
 from dataclasses import dataclass, field
@@ -10,6 +9,7 @@ from typing import Any
 
 from core import progress
 from core.results import utc_now
+from core.runner.protocol import Done, Ending, Lost, Stopped
 
 
 @dataclass
@@ -89,28 +89,17 @@ class JobStatus:
         return self.state
 
 
-def check_importable(kinds: dict[type, Any]) -> None:
-    """TypeError unless each job is a module-level function (a worker process imports it by name)."""
-    for kind, job in kinds.items():
-        try:
-            pickle.dumps(job)
-        except (pickle.PicklingError, AttributeError, TypeError):
-            raise TypeError(
-                f"The job for {kind.__name__} must be a module-level function, so a worker process can import it."
-            ) from None
-
-
 # -- how a job ended, from its worker's (or Ray node's) last word -------------------------------------
-def ending(job: Job, said: tuple, worker: Any) -> tuple[Any, str]:
-    """(result, state) from how a worker's or a Ray node's run ended: ("done", result, state, error text),
-    ("stopped",) (ended after the stop grace period), ("lost", sentence) (a Ray node died) or ("died",)."""
-    if said[0] == "done":
-        _, result, state, job.error_text = said
-        return result, state
-    if said[0] == "stopped":  # a step outlasted the grace period: the worker was ended
-        return ended_early(job, "cancelled", None), "cancelled"
-    if said[0] == "lost":  # the Ray node (or its actor) died mid-job: as a dead worker, named
-        return interrupted(job, said[1])
+def ending(job: Job, said: Ending, worker: Any) -> tuple[Any, str]:
+    """(result, state) from how a worker's or a Ray node's run ended (core.runner.protocol's endings)."""
+    match said:
+        case Done(result, state, error):
+            job.error_text = error
+            return result, state
+        case Stopped():  # a step outlasted the grace period: the worker was ended
+            return ended_early(job, "cancelled", None), "cancelled"
+        case Lost(sentence):  # the Ray node (or its actor) died mid-job: as a dead worker, named
+            return interrupted(job, sentence)
     return interrupted(job, f"The worker process (pid {worker.pid}) {worker.how_it_ended()}")
 
 

@@ -18,22 +18,16 @@ import itertools
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from core.results import EpochInProgress
-from core.runner.jobs import Job, JobStatus, check_importable, ending
+from core.runner.jobs import Job, JobStatus, ending
+from core.runner.kind import JobKind, kind_of
 from core.runner.pool import Pool, timed
+from core.runner.protocol import STOP_GRACE_SECONDS, Died, Ending
 from core.runner.turns import Turn, alternate
-from core.runner.worker import STOP_GRACE_SECONDS
 
-# A job kind: a module-level function (it crosses to the worker by name) run(config, on_item(item,
-# result), should_stop() -> bool, run_id) -> result. Optional attributes: `admit(config)`, called
-# here at submit, raises to refuse a job before it is queued (a run too big for the memory free);
-# `warm_up()`, called by a fresh worker before it says it is ready (import TensorFlow); `fits_together(configs)`,
-# whether a group's runs fit in memory at once (they take turns, core.runner.turns; else they run one after another). The caller
-# passes the kinds it wants (core.engine.kinds.JOB_KINDS); the runner imports no engine.
-JobKind = Callable[..., Any]
 __all__ = ["Job", "JobKind", "JobStatus", "Listener", "Runner"]
 
 
@@ -43,11 +37,11 @@ Listener = Callable[[str, Job, Any], None]
 class Runner:
     """A queue, one dispatcher thread and one training at a time: jobs run one after another, a group's taking turns."""
 
-    def __init__(self, kinds: dict[type, JobKind], warm: int = 1) -> None:
-        """warm: how many workers wait with TensorFlow imported between jobs (core.runner.pool; the page's: one per run
-        of a comparison, within core.engine.memory.warm_workers' budget)."""
-        check_importable(kinds)
-        self._kinds = dict(kinds)
+    def __init__(self, kinds: Mapping[type, JobKind | Callable[..., Any]], warm: int = 1) -> None:
+        """kinds: config type -> its JobKind (core.runner.kind), or a bare job function. warm: how many workers wait
+        with TensorFlow imported between jobs (core.runner.pool; the page's: one per run of a comparison, within
+        core.engine.memory.warm_workers' budget)."""
+        self._kinds = {config_type: kind_of(config_type, given) for config_type, given in kinds.items()}
         self._cond = threading.Condition()
         self._jobs: dict[str, Job] = {}
         self._queue: list[Job] = []
@@ -55,7 +49,7 @@ class Runner:
         self._counter = itertools.count()
         self._listeners: list[Listener] = []
         self._closed = False
-        self._pool = Pool(self._kinds.values(), warm)  # warming up now, before anyone presses Run
+        self._pool = Pool([k.warm_up for k in self._kinds.values()], warm)  # warming up now, before anyone presses Run
         self._dispatcher = threading.Thread(target=self._work, name="training-runner", daemon=True)
         self._dispatcher.start()
 
@@ -109,12 +103,9 @@ class Runner:
         for config in configs:
             if type(config) not in self._kinds:
                 raise TypeError(f"the runner cannot run a {type(config).__name__}")
-            admit = getattr(self._kinds[type(config)], "admit", None)
-            if admit is not None:
-                admit(config)  # e.g. core.engine.memory.check: a run that cannot fit is refused, never stored
-        fits = getattr(self._kinds[type(configs[0])], "fits_together", None)
+            self._kinds[type(config)].admit(config)  # core.engine.memory.check: a run that cannot fit is refused
         local = not any(getattr(c, "node", None) for c in configs) and len({type(c) for c in configs}) == 1
-        fit = fits is not None and fits(configs, waiting=self._pool.size)
+        fit = local and self._kinds[type(configs[0])].fits_together(configs, waiting=self._pool.size)
         together = run_ids[0] if len(configs) > 1 and local and fit else None
         jobs = [Job(run_id=i, config=c, order=next(self._counter), together=together) for c, i in zip(configs, run_ids, strict=True)]  # fmt: skip
         with self._cond:
@@ -210,10 +201,10 @@ class Runner:
                 self._cond.notify_all()
             for member in group:
                 self._emit("started", member)
-            if len(group) > 1:
-                self._run_together(group)
+            if getattr(job.config, "node", None):  # a Ray node's job: Ray is imported only now
+                self._finish(job, *ending(job, self._run_on_node(job), None))
             else:
-                self._finish(job, *self._run_in_worker(job))
+                self._run_in_workers(group)
             if not self._closed:
                 self._pool.fill()  # the next job's workers start now, once this one has ended
 
@@ -253,36 +244,24 @@ class Runner:
 
         return on_item
 
-    def _run_in_worker(self, job: Job) -> tuple[Any, str]:
-        """Run one job in the waiting worker (or on its Ray node), relaying its items; (result, state) however it ended."""
-        kind = self._kinds[type(job.config)]
-        if getattr(job.config, "node", None):  # a Ray node's job: Ray is imported only now
-            from core.runner import remote
+    def _run_on_node(self, job: Job) -> Ending:
+        """Run one job on its Ray node (core.runner.remote), relaying its items; how it ended."""
+        from core.runner import remote
 
-            return ending(job, remote.run(kind, job.config, job.run_id, job.stop.is_set, self._relay(job)), None)
-        worker = self._pool.replace(*self._pool.take(1))
-        if not worker.ready:
-            worker.close()
-            return ending(job, ("died",), worker)
-        try:
-            with timed():
-                said = worker.run(kind, job.config, job.run_id, job.stop, self._relay(job))
-        finally:
-            worker.close()  # it exits: its memory goes back
-        return ending(job, said, worker)
+        return remote.run(self._kinds[type(job.config)].run, job.config, job.run_id, job.stop.is_set, self._relay(job))
 
-    def _run_together(self, group: list[Job]) -> None:
-        """A group's jobs, each in a worker of its own (the waiting ones, then fresh ones, all ready before any
-        starts: a worker importing TensorFlow would slow a run being timed), taking turns (core.runner.turns)."""
+    def _run_in_workers(self, group: list[Job]) -> None:
+        """A job, or a group's jobs taking turns (core.runner.turns), each in a worker of its own: the waiting ones,
+        then fresh ones, all ready before any starts (a worker importing TensorFlow would slow a run being timed)."""
         workers = [self._pool.replace(w) for w in self._pool.take(len(group))]
         turns = [
-            Turn(w, self._kinds[type(j.config)], j.config, j.run_id, j.stop, self._relay(j))
+            Turn(w, self._kinds[type(j.config)].run, j.config, j.run_id, j.stop, self._relay(j), len(group) > 1)
             for j, w in zip(group, workers, strict=True)
         ]
 
         def on_end(turn: Turn) -> None:
             job = group[turns.index(turn)]
-            turn.worker.close()  # its memory goes back now, not when the last of the group ends
+            turn.worker.close()  # it exits: its memory goes back now, not when the last of the group ends
             self._finish(job, *ending(job, turn.ending, turn.worker))
 
         try:
@@ -291,5 +270,5 @@ class Runner:
         finally:
             for turn in turns:
                 if turn.ending is None:  # never started (it died starting up), or alternate() raised
-                    turn.ending = ("died",)
+                    turn.ending = Died()
                     on_end(turn)
