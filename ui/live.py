@@ -1,8 +1,8 @@
 """What a page says about jobs in progress: groups of jobs, snapshots and one-line status sentences.
 
-A group is the jobs one click submits (a Run: CPU then GPU, say; a Run sweep: one sweep), with ids
-GROUP-1, GROUP-2, ... so that any page, a reloaded one included, can find all of a group from one
-id. Every count and progress word comes from core.progress. No streamlit here.
+A group is the jobs one click submits (a Run: CPU then GPU, say; a Run sweep: one sweep); the runner records
+it, so any page, a reloaded one included, finds all of a group from one id. Their ids GROUP-1, GROUP-2, ...
+name the group in the history too. Every count and progress word comes from core.progress. No streamlit here.
 """
 
 from __future__ import annotations
@@ -26,11 +26,9 @@ def submit_group(runner: Runner, configs: Sequence[object]) -> list[str]:
 
 
 def group_ids(runner: Runner, run_id: str) -> list[str]:
-    """Every run id in `run_id`'s group, in order."""
-    group, ids = run_id.rpartition("-")[0], []
-    while group and runner.status(f"{group}-{len(ids) + 1}") is not None:
-        ids.append(f"{group}-{len(ids) + 1}")
-    return ids or [run_id]
+    """Every run id in `run_id`'s group, in order, as the runner recorded it (`run_id` alone if it never saw it)."""
+    status = runner.status(run_id)
+    return list(status.group) if status is not None else [run_id]
 
 
 def active_group(runner: Runner, kind: type = TrainConfig, jobs: Sequence[JobStatus] | None = None) -> list[str]:

@@ -23,7 +23,7 @@ class Job:
     started_at: float | None = None
     finished_at: float | None = None
     result: Any = None  # a RunResult or SweepResult, as far as it got
-    items: list[Any] = field(default_factory=list)  # finished epochs (EpochMetrics) or points (SweepPoint)
+    items: list[Any] = field(default_factory=list)  # finished epochs or points (core.runner.growth)
     stop: threading.Event = field(default_factory=threading.Event)
     order: int = 0
     error_text: str | None = None  # set when the job function itself raised, or a listener failed
@@ -31,7 +31,8 @@ class Job:
     stopped_by: str | None = None  # who asked to stop it ("this page", "the presenter", "Ctrl-C")
     settled: bool = False  # over, and every listener has seen "finished" (the store has its final state)
     in_progress: Any = None  # the epoch still training: its calls so far (core.results.EpochInProgress), live only
-    together: str | None = None  # a group whose jobs take turns side by side (core.runner.turns), or None: alone
+    group: tuple[str, ...] = ()  # the run ids submitted with it, in order (itself included)
+    takes_turns: bool = False  # its group's jobs run side by side, taking turns (core.runner.turns)
     note: str | None = None  # what the history does not hold yet (a locked or full file), said while the job goes on
 
     def fail(self) -> None:
@@ -59,6 +60,7 @@ class Job:
             stopped_by=self.stopped_by,
             in_progress=self.in_progress if self.state == "running" else None,
             note=self.note,
+            group=self.group or (self.run_id,),
         )
 
 
@@ -79,6 +81,7 @@ class JobStatus:
     stopped_by: str | None = None  # who asked to stop it; None when nobody did
     in_progress: Any = None  # while running: the epoch still training and its calls so far (EpochInProgress)
     note: str | None = None  # what the history does not hold yet (core.history.recorder), or None
+    group: tuple[str, ...] = ()  # the run ids submitted with it, in order (itself included)
 
     def describe(self) -> str:
         """'queued (position 2)', 'running (epoch 3 of 10)', 'running (point 2 of 5)', 'completed', ..."""

@@ -27,6 +27,7 @@ from core.cluster.connect import ClusterError, connect
 from core.cluster.nodes import Node, find
 from core.config import split_device
 from core.results import EpochInProgress
+from core.runner.growth import head
 from core.runner.protocol import Done, Ending, Lost, StopGrace, Stopped
 
 # Each poll takes the GIL from the training thread on the node: every 0.5 s costs ~1% of an epoch (bench/ray_overhead.py).
@@ -49,7 +50,7 @@ class RemoteJob:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._items: list[Any] = []
-        self._result: bytes | None = None  # the newest result so far, pickled while the job cannot change it
+        self._result: bytes | None = None  # the newest result so far without its items, pickled while the job waits
         self._done: tuple | None = None
         self._stop = threading.Event()
 
@@ -72,7 +73,7 @@ class RemoteJob:
                 return  # live only: a node's epochs come back whole, so its curve moves epoch by epoch
             with self._lock:
                 self._items.append(point_as_asked(item, config))
-                self._result = pickle.dumps(as_asked(result, config, stamp))
+                self._result = pickle.dumps(as_asked(head(result), config, stamp))  # the items go once
 
         def work() -> None:
             error_text = None
@@ -209,7 +210,7 @@ def _relay(actor, node: Node, should_stop: Callable[[], bool], on_item) -> Endin
         except ray.exceptions.RayError:  # the actor died: its node was removed, crashed or ran out of memory
             return Lost(f"The Ray node {node.name} was lost")
         last_answer = time.monotonic()
-        current = pickle.loads(result) if result is not None else None  # None exactly when no items came
+        current = pickle.loads(result) if result is not None else None  # without its items; None when none came
         for item in items:
             on_item(item, current)
         if done is not None:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from core.results import EpochInProgress
+from core.runner.growth import grown
 from core.runner.jobs import Job, JobStatus, ending
 from core.runner.kind import JobKind, kind_of
 from core.runner.pool import Pool, timed
@@ -106,8 +107,8 @@ class Runner:
             self._kinds[type(config)].admit(config)  # core.engine.memory.check: a run that cannot fit is refused
         local = not any(getattr(c, "node", None) for c in configs) and len({type(c) for c in configs}) == 1
         fit = local and self._kinds[type(configs[0])].fits_together(configs, waiting=self._pool.size)
-        together = run_ids[0] if len(configs) > 1 and local and fit else None
-        jobs = [Job(run_id=i, config=c, order=next(self._counter), together=together) for c, i in zip(configs, run_ids, strict=True)]  # fmt: skip
+        group, turns = tuple(run_ids), len(configs) > 1 and fit
+        jobs = [Job(i, c, order=next(self._counter), group=group, takes_turns=turns) for c, i in zip(configs, run_ids, strict=True)]  # fmt: skip
         with self._cond:
             for job in jobs:
                 self._jobs[job.run_id] = job
@@ -191,7 +192,7 @@ class Runner:
                 if self._closed:
                     return
                 job = self._queue.pop(0)
-                group = [job] + ([j for j in self._queue if j.together == job.together] if job.together else [])
+                group = [job] + ([j for j in self._queue if j.group == job.group] if job.takes_turns else [])
                 for member in group:
                     if member is not job:
                         self._queue.remove(member)
@@ -228,7 +229,7 @@ class Runner:
             self._cond.notify_all()
 
     def _relay(self, job: Job) -> Callable[[Any, Any], None]:
-        """on_item(item, result) for a job: keep the item, then tell the listeners (the store writes it).
+        """on_item(item, result) for a job: its run grows by the item (core.runner.growth), then the listeners hear it.
         An epoch still training (EpochInProgress) is only kept for the page, never told to the listeners."""
         event = getattr(job.config, "progress_unit", "epoch")  # "point" for a sweep
 
@@ -237,8 +238,7 @@ class Runner:
                 if isinstance(item, EpochInProgress):
                     job.in_progress = item
                     return
-                job.items.append(item)
-                job.result, job.in_progress = result, None
+                job.result, job.in_progress = grown(result, job.items, item), None
                 self._cond.notify_all()
             self._emit(event, job, item)
 

@@ -12,6 +12,7 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any
 
+from core.runner.growth import head
 from core.runner.protocol import Done, Go, Hello, Item, Ready, Start, Stop, WantsTurn
 
 
@@ -32,7 +33,7 @@ def _serve(conn: Connection) -> None:
 
     def on_item(item: Any, result: Any) -> None:
         with sending:
-            conn.send(Item(item, result))
+            conn.send(Item(item, head(result)))  # sent once: the parent's run grows by the item
 
     def take_turn() -> None:
         """Block until the parent says Go (or Stop): the job's next part then runs while the others wait."""
