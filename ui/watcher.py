@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core import probe
+from core import hardware_check
 from core.config import SweepConfig, TrainConfig
 from core.runner import JobStatus
 from ui import access, live, priority
@@ -208,7 +208,7 @@ def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> N
     progress() differs, the page reruns, so nothing stays stale. draw(snapshot) draws the view's live
     text (a status line, a progress bar) at every tick; it may write into containers made before this call.
     """
-    checking = hardware().state == probe.CHECKING
+    checking = hardware().state == hardware_check.CHECKING
     st.session_state[SEEN], st.session_state[DRAWN] = snap.active, snap.progress()
     st.session_state[DRAWN_AT] = time.monotonic()
     idle = IDLE_TICK_S if os.environ.get(access.TOKEN_ENV) else None  # `make run`: idle costs nothing
@@ -220,7 +220,7 @@ def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> N
 def _tick(slot, kinds: tuple[str, ...], draw: Callable[[Snapshot], None] | None, checking: bool, warming: bool) -> None:
     priority.viewer_page(not access.allowed())  # a viewer's tick waits for the run under measurement
     snap, seen = take(kinds), st.session_state.get(SEEN, set())
-    answered = checking and hardware().state != probe.CHECKING
+    answered = checking and hardware().state != hardware_check.CHECKING
     warm = warming and snap.ready
     if seen - snap.active or answered or warm or _redraw(snap.progress()):
         st.session_state[SEEN] = snap.active
