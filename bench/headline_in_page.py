@@ -72,7 +72,7 @@ def cpu_seconds(server_pid: int) -> dict[str, float]:
         if int(entry.name) == server_pid:
             used["server"] += seconds
             used["workers"] += (int(fields[13]) + int(fields[14])) / tick  # its workers that have ended
-        elif "core.worker" in cmdline:
+        elif "core.runner.serve" in cmdline:
             used["workers"] += seconds
         elif "chromium" in cmdline:
             used["chromium"] += seconds

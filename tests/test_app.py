@@ -20,7 +20,7 @@ import pytest
 from PIL import Image as PILImage
 from streamlit.testing.v1 import AppTest
 
-from core import compare, probe, snippet
+from core import compare, device_modes, hardware_check, snippet
 from core.config import PRESETS, ConfigError, TrainConfig
 from core.engine import data
 from core.engine.devices import GPU_ADVICE
@@ -40,8 +40,8 @@ VIEWS = {"Train": "ui/train.py", "History": "ui/history.py", "Scaling": "ui/scal
 def page(view: str = "Train", at: AppTest | None = None) -> AppTest:
     """One view of the page, drawn: in `at`'s session, or in a fresh browser session after the hardware check."""
     if at is None:
-        hw = probe.wait(PROBE_WAIT_S)
-        assert hw.state == probe.READY, hw.message
+        hw = hardware_check.wait(PROBE_WAIT_S)
+        assert hw.state == hardware_check.READY, hw.message
         at = AppTest.from_file(APP, default_timeout=30)
         # This machine's page on `make run` (no token): the presenter. AppTest has no client address.
         at.session_state[access.KEY] = access.check(None, None, None)
@@ -97,12 +97,12 @@ def test_first_render_does_not_import_tensorflow_nor_wait_for_the_gpu_check():
 import json, sys, time
 from PIL import Image as PILImage
 from streamlit.testing.v1 import AppTest
-from core import compare, probe, snippet
+from core import compare, device_modes, hardware_check, snippet
 began = time.perf_counter()
 at = AppTest.from_file("streamlit_app.py", default_timeout=60).run()
 first = {
     "seconds": time.perf_counter() - began,
-    "probe": probe.result().state,
+    "probe": hardware_check.result().state,
     "tensorflow": "tensorflow" in sys.modules,
     "exceptions": [e.value for e in at.exception],
     "captions": [c.value for c in at.caption],
@@ -112,11 +112,11 @@ first = {
 from ui.resources import get_runner
 get_runner().warm(120)  # the workers that will train, with TensorFlow imported
 at.run()
-warm = {"probe": probe.result().state, "run_disabled": at.button(key="run").disabled}
-probe.wait(120)
+warm = {"probe": hardware_check.result().state, "run_disabled": at.button(key="run").disabled}
+hardware_check.wait(120)
 at.run()
 after = {
-    "probe": probe.result().state,
+    "probe": hardware_check.result().state,
     "tensorflow": "tensorflow" in sys.modules,
     "exceptions": [e.value for e in at.exception],
     "modes": list(at.radio(key="mode").proto.captions),
@@ -132,7 +132,7 @@ print(json.dumps({"first": first, "warm": warm, "after": after}))
     assert first["exceptions"] == [] and after["exceptions"] == []
     assert not first["tensorflow"] and not after["tensorflow"]
     # The page was drawn while the subprocess was still importing TensorFlow.
-    assert first["probe"] == probe.CHECKING
+    assert first["probe"] == hardware_check.CHECKING
     assert "Checking for GPUs…" in first["captions"]
     assert "unavailable: still checking for GPUs" in first["modes"]
     # Run waits only for the workers' start-up (the queue line says so), never for the GPU check: once they are
@@ -140,7 +140,7 @@ print(json.dumps({"first": first, "warm": warm, "after": after}))
     warming = "Queue — empty: TensorFlow is starting in the workers that will train; Run in a few seconds."
     assert first["run_disabled"] is False or warming in first["captions"]
     assert warm["run_disabled"] is False, f"CPU training must not wait for the GPU check ({warm['probe']})"
-    assert after["probe"] == probe.READY
+    assert after["probe"] == hardware_check.READY
     assert "unavailable: no GPU found on this machine" in after["modes"]
 
 
@@ -329,7 +329,7 @@ def test_one_softmax_run_shows_its_templates_and_points_to_a_comparison_this_mac
     ]
     # No GPU here: the hint names a comparison this machine can run, never the disabled "CPU vs GPU".
     (hint,) = [c.value for c in at.caption if c.value.startswith("To compare")]
-    fit_cpu = next(m.label for m in probe.modes(probe.result()) if m.key == "fit:cpu")
+    fit_cpu = next(m.label for m in device_modes.modes(hardware_check.result()) if m.key == "fit:cpu")
     assert f"“{fit_cpu}”" in hint and "CPU vs GPU" not in hint
     assert "import that file in the History view" in hint
 
@@ -337,7 +337,7 @@ def test_one_softmax_run_shows_its_templates_and_points_to_a_comparison_this_mac
 def test_devices_view_never_reads_as_a_gpu_when_there_is_none(at):
     devices = page("Devices", at)
     text = " ".join(m.value for m in devices.markdown)
-    hw = probe.result()
+    hw = hardware_check.result()
     assert "Built with" not in text
     if not hw.gpus:
         assert "**GPU** | none found" in text

@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from core import probe
+from core import device_modes, hardware_check
 from core.config import PRESETS
 from tests.conftest import ROOT, require
 from tests.sample_runs import make_result
@@ -38,7 +38,7 @@ VIEWPORT = {"width": 1600, "height": 1496}
 PROJECTOR = {"width": 1280, "height": 720}  # what a meetup's audience sees: screenshots of each view at this size
 # The Quick demo's device mode without a GPU: plain model.fit against the multi-step loop, on the CPU.
 DEMO_EPOCHS = PRESETS["Quick demo"]["epochs"]
-FIT_CPU = next(m.label for m in probe.modes(probe.Probe(probe.READY)) if m.key == "fit:cpu")
+FIT_CPU = next(m.label for m in device_modes.modes(hardware_check.Hardware(hardware_check.READY)) if m.key == "fit:cpu")
 RUNNING = '[data-testid="stStatusWidget"]'  # the "running" indicator, present only while the script runs
 
 

@@ -73,14 +73,14 @@ def stored_epochs(store: Store, run_id: str) -> int:
 
 
 def test_every_node_lists_its_devices_in_the_devices_view_and_the_device_choices(cluster, monkeypatch):
-    from core import probe
+    from core import device_modes, hardware_check
     from core.cluster import connect, nodes
     from tests.test_app import page
 
     made, _ = cluster
     monkeypatch.setenv(connect.ADDRESS_ENV, made.address)
-    probe.start()  # the page's check: this machine in a subprocess, the cluster's nodes on a thread
-    hw = probe.wait_cluster(150)
+    hardware_check.start()  # the page's check: this machine in a subprocess, the cluster's nodes on a thread
+    hw = hardware_check.wait_cluster(150)
     assert [n["name"] for n in hw.nodes] == ["head-a", "node-b"]  # the head first
     for node in hw.nodes:
         assert node["message"] == "", node["message"]
@@ -88,8 +88,10 @@ def test_every_node_lists_its_devices_in_the_devices_view_and_the_device_choices
     assert hw.nodes[1]["node_id"] == nodes.find("node-b").node_id != hw.nodes[0]["node_id"]
     host = hw.nodes[1]["host"]["hostname"]
     assert hw.host["hostname"] == host  # this machine's own check lists this machine, not the cluster
-    by_key = {m.key: m for m in probe.modes(hw)}
-    assert by_key["node-b/cpu"].label == f"node-b/CPU · {host}" and not probe.unavailable(by_key["node-b/cpu"], hw)
+    by_key = {m.key: m for m in device_modes.modes(hw)}
+    assert by_key["node-b/cpu"].label == f"node-b/CPU · {host}" and not device_modes.unavailable(
+        by_key["node-b/cpu"], hw
+    )
     assert by_key["cpu-vs-node-b/cpu"].runs == ({"device": "cpu"}, {"device": "node-b/cpu"})
     # The Devices view lists each node, as the node lists itself.
     text = " ".join(m.value for m in page("Devices").markdown)

@@ -119,7 +119,7 @@ def test_a_laptop_without_the_token_or_with_a_wrong_one_is_told_at_once(guarded)
 
 
 def test_a_cluster_that_takes_work_without_a_token_is_refused_on_the_cli_and_the_page(open_cluster, monkeypatch):
-    from core import probe
+    from core import hardware_check
     from tests.test_app import page
     from ui import access
 
@@ -130,9 +130,9 @@ def test_a_cluster_that_takes_work_without_a_token_is_refused_on_the_cli_and_the
         assert done.stderr.strip().splitlines() == [f"error: {auth.unauthenticated_sentence(text)}"]
     # The page: one sentence in Devices, nothing of the cluster offered; the address only on the presenter's page.
     monkeypatch.setenv(connect.ADDRESS_ENV, client)
-    monkeypatch.setattr(probe, "_cluster", probe.ClusterProber())
-    probe.start()
-    hw = probe.wait_cluster(60)
+    monkeypatch.setattr(hardware_check, "_cluster", hardware_check.ClusterProber())
+    hardware_check.start()
+    hw = hardware_check.wait_cluster(60)
     assert hw.cluster.startswith(auth.unauthenticated_sentence(client)) and hw.nodes == ()
     assert connect.connected() is None
     presenter = " ".join(c.value for c in page("Devices").caption)
@@ -148,16 +148,16 @@ def test_a_cluster_that_takes_work_without_a_token_is_refused_on_the_cli_and_the
 
 
 def test_allowed_explicitly_an_open_cluster_is_used_with_a_warning_on_every_page(open_cluster, monkeypatch):
-    from core import probe
+    from core import hardware_check
     from tests.test_app import page
 
     gcs, _, _ = open_cluster
     monkeypatch.setenv(connect.ADDRESS_ENV, gcs)
     monkeypatch.setenv(auth.ALLOW_ENV, "1")
-    monkeypatch.setattr(probe, "_cluster", probe.ClusterProber())
-    probe.start()
+    monkeypatch.setattr(hardware_check, "_cluster", hardware_check.ClusterProber())
+    hardware_check.start()
     try:
-        hw = probe.wait_cluster(120)
+        hw = hardware_check.wait_cluster(120)
         assert [n["name"] for n in hw.nodes] and hw.cluster.startswith(f"Ray cluster at {gcs}: 1 node(s)")
         at = page("Train")
         for view in ("Train", "History", "Devices"):

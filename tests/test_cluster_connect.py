@@ -49,7 +49,7 @@ def test_a_wrong_host_or_a_closed_port_is_one_sentence_on_the_cli(address, says)
 
 def test_without_a_cluster_named_nothing_imports_ray():
     code = (
-        "import sys, core.cli, core.runner, core.probe, core.engine.kinds, ui.train, ui.devices, ui.resources;"
+        "import sys, core.cli, core.runner, core.hardware_check, core.engine.kinds, ui.train, ui.devices, ui.resources;"
         "from core.cli.devices import cmd_devices; print('ray' in sys.modules)"
     )
     env = {k: v for k, v in os.environ.items() if k != connect.ADDRESS_ENV}
@@ -68,17 +68,19 @@ def test_without_a_cluster_named_nothing_imports_ray():
 
 
 def test_an_unreachable_cluster_is_one_sentence_on_the_devices_view(monkeypatch):
-    from core import probe
+    from core import device_modes, hardware_check
     from tests.test_app import page
     from ui import views
 
     port = closed_port()
     monkeypatch.setenv(connect.ADDRESS_ENV, f"127.0.0.1:{port}")
-    monkeypatch.setattr(probe, "_cluster", probe.ClusterProber())  # a fresh check of this address, not an earlier one
-    probe.start()
-    hw = probe.wait_cluster(30)
+    monkeypatch.setattr(
+        hardware_check, "_cluster", hardware_check.ClusterProber()
+    )  # a fresh check of this address, not an earlier one
+    hardware_check.start()
+    hw = hardware_check.wait_cluster(30)
     says = f"Nothing listens at 127.0.0.1:{port} (TFDASH_RAY_ADDRESS)"
     assert hw.cluster.startswith(says) and hw.cluster.endswith("Only this machine's devices are offered.")
-    assert hw.nodes == () and not [m for m in probe.modes(hw) if "/" in m.key]
+    assert hw.nodes == () and not [m for m in device_modes.modes(hw) if "/" in m.key]
     devices = page("Devices")
     assert any(c.value.startswith(views.plain(says)) for c in devices.caption) and not devices.exception

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from core import probe
+from core import device_modes, hardware_check
 from core.axes import Comparison
 from core.config import ConfigError
 from tests.test_app import chart_specs, encoding, page, settle
@@ -72,10 +72,10 @@ def test_bad_values_are_one_sentence_and_nothing_is_queued(at, axis, values, say
 def test_a_dtype_the_gpu_cannot_run_is_refused_before_anything_is_queued():
     # A V100 (compute capability 7.0) has no bfloat16: one sentence from the plan, no run.
     host = {"cuda_build": "12.5", "gpus": [{"index": 0, "name": "Tesla V100", "compute_capability": "7.0"}]}
-    hw = probe.Probe(probe.READY, host=host)
+    hw = hardware_check.Hardware(hardware_check.READY, host=host)
     settings = {k: v for k, v in TINY.items() if k != "mode"}
     with pytest.raises(ConfigError, match="precision mixed_bfloat16 cannot run on GPU:0: .* 8.0 or later"):
-        probe.plan(settings, "gpu:0", hw, Comparison("precision", ("float32", "mixed_bfloat16")))
+        device_modes.plan(settings, "gpu:0", hw, Comparison("precision", ("float32", "mixed_bfloat16")))
 
 
 def test_a_stored_comparison_overlays_again_with_one_pick():

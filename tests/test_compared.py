@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from core import probe
+from core import hardware_check
 from core.config import PRESETS, TrainConfig
 from ui import compared
 
-NO_GPU = probe.Probe(probe.READY, host={"gpus": []})
-ONE_GPU = probe.Probe(probe.READY, host={"gpus": [{"index": 0, "name": "NVIDIA H100"}]})
+NO_GPU = hardware_check.Hardware(hardware_check.READY, host={"gpus": []})
+ONE_GPU = hardware_check.Hardware(hardware_check.READY, host={"gpus": [{"index": 0, "name": "NVIDIA H100"}]})
 
 
 def configs(*overrides: dict) -> list[dict]:
@@ -30,7 +30,9 @@ def test_the_main_area_says_there_is_no_gpu_and_what_is_compared_instead():
     assert compared.sentence(FIT_VS_LOOP, NO_GPU) == (
         "**No GPU on this machine**: comparing plain Keras fit with the multi-step loop, both on the CPU."
     )
-    assert compared.sentence(FIT_VS_LOOP, probe.Probe(probe.CHECKING)).startswith("Checking for GPUs…")
+    assert compared.sentence(FIT_VS_LOOP, hardware_check.Hardware(hardware_check.CHECKING)).startswith(
+        "Checking for GPUs…"
+    )
     assert compared.sentence(configs({"device": "cpu"}, {"device": "gpu:0"}), ONE_GPU) == (
         "**1 GPU here (NVIDIA H100)**: comparing CPU with GPU:0."
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core import device_kinds, probe
+from core import device_kinds, device_modes, hardware_check
 from core.axes import Comparison
 from core.config import ConfigError
 from core.engine import devices
@@ -20,13 +20,13 @@ SETTINGS = {"dataset": "synthetic", "model": "mlp", "train_subset": 300, "batch_
 def mac():
     gpu = devices.gpu_info(0, METAL_DETAILS, MAC_BUILD, MAC)
     host = {"platform": MAC, "cuda_build": None, "cpu_model": "Apple M2", "gpus": [gpu.__dict__]}
-    return gpu, probe.Probe(probe.READY, host=host)
+    return gpu, hardware_check.Hardware(hardware_check.READY, host=host)
 
 
 def test_a_metal_gpu_is_found_as_metal_not_cuda(mac):
     gpu, hw = mac
     assert gpu.kind == "metal" and gpu.compute_capability is None and gpu.memory_mb is None
-    rows = dict(probe.host_rows(hw))
+    rows = dict(hardware_check.host_rows(hw))
     assert rows["Built with"] == "no CUDA; the GPU is a PluggableDevice"
     assert rows["GPU:0"] == "METAL (Apple GPU (tensorflow-metal))"
     # A CUDA GPU's description is still CUDA.
@@ -37,15 +37,15 @@ def test_on_metal_xla_auto_means_off_and_xla_on_is_refused_in_one_sentence(mac):
     _, hw = mac
     assert jit_compile_for("gpu:0", "mlp", "auto", hw.host) is False
     assert jit_compile_for("cpu", "mlp", "on", hw.host) is True  # XLA compiles for the Mac's CPU
-    (config,) = probe.plan({**SETTINGS, "xla": "auto"}, "gpu:0", hw)
+    (config,) = device_modes.plan({**SETTINGS, "xla": "auto"}, "gpu:0", hw)
     assert config.device == "gpu:0"
     with pytest.raises(ConfigError) as refused:
-        probe.plan(SETTINGS, "gpu:0", hw, Comparison("xla", ("off", "on")))
+        device_modes.plan(SETTINGS, "gpu:0", hw, Comparison("xla", ("off", "on")))
     assert str(refused.value) == (
         "xla on is not possible on GPU:0: XLA does not compile for Apple GPU (tensorflow-metal); use auto or off."
     )
     with pytest.raises(ConfigError, match="mixed_bfloat16 cannot run on GPU:0: Apple's GPU runs precision"):
-        probe.plan({**SETTINGS, "precision": "mixed_bfloat16"}, "gpu:0", hw)
+        device_modes.plan({**SETTINGS, "precision": "mixed_bfloat16"}, "gpu:0", hw)
 
 
 def test_a_cuda_gpu_takes_xla_auto_as_on_and_a_cpu_as_off():

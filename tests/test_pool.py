@@ -1,4 +1,4 @@
-"""Warm workers (core.pool): both runs of a comparison find a worker waiting, and no worker starts while a run is timed.
+"""Warm workers (core.runner.pool): both runs of a comparison find a worker waiting, and no worker starts while a run is timed.
 
 Real worker processes with a job kind that imports nothing (no TensorFlow), so each starts in a fraction of a second.
 """
@@ -14,6 +14,7 @@ import pytest
 
 from core.engine import memory
 from core.runner import Runner
+from core.runner.kind import Kind
 
 
 @dataclass(frozen=True)
@@ -24,14 +25,14 @@ class PidsConfig:
 
 
 def workers_of(parent: int) -> set[int]:
-    """The pids of every core.worker process whose parent is `parent`."""
+    """The pids of every core.runner.serve process whose parent is `parent`."""
     found = set()
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{entry}/stat") as stat:
                 ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
             with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                is_worker = b"core.worker" in cmdline.read()
+                is_worker = b"core.runner.serve" in cmdline.read()
         except (OSError, ValueError, IndexError):
             continue  # ended while we looked
         if ppid == parent and is_worker:
@@ -49,13 +50,13 @@ def pids(config: PidsConfig, on_item, should_stop, run_id: str, take_turn=None) 
     return os.getpid(), sorted(workers_of(os.getppid()))
 
 
-pids.fits_together = lambda configs, waiting=1: True  # they take turns, as a comparison's runs do
+PIDS = Kind(pids, fits_together=lambda configs, waiting=1: True)  # they take turns, as a comparison's runs do
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the process table (Linux)")
 
 
 def test_a_comparisons_two_runs_start_in_the_two_waiting_workers_and_the_pool_fills_again_after():
-    with Runner({PidsConfig: pids}, warm=2) as runner:
+    with Runner({PidsConfig: PIDS}, warm=2) as runner:
         assert runner.warm(60) and runner.ready()
         waiting = {w.pid for w in runner._pool._waiting}
         assert len(waiting) == 2
@@ -77,14 +78,14 @@ def test_a_comparisons_two_runs_start_in_the_two_waiting_workers_and_the_pool_fi
 
 
 def test_no_worker_starts_up_while_another_runners_run_is_timed():
-    with Runner({PidsConfig: pids}) as timing:
+    with Runner({PidsConfig: PIDS}) as timing:
         assert timing.warm(60)
         run_id = timing.submit(PidsConfig(seconds=1.5))
         while timing.status(run_id).state != "running":
             time.sleep(0.01)
         time.sleep(0.2)  # the job is in its worker, being timed
         made: list[Runner] = []
-        maker = threading.Thread(target=lambda: made.append(Runner({PidsConfig: pids})))
+        maker = threading.Thread(target=lambda: made.append(Runner({PidsConfig: PIDS})))
         maker.start()
         maker.join(0.5)
         assert maker.is_alive(), "a new runner's worker started while another runner's run was timed"

@@ -1,4 +1,4 @@
-"""core.probe: the hardware check in a subprocess, and which device modes it allows."""
+"""core.hardware_check: the hardware check in a subprocess, and which device modes it allows."""
 
 from __future__ import annotations
 
@@ -6,21 +6,21 @@ import sys
 
 import pytest
 
-from core import probe
+from core import device_modes, hardware_check
 from core.config import ConfigError
 from core.engine.devices import GPU_ADVICE
 
-NO_GPU = probe.Probe(probe.READY, host={"gpus": []})
-TWO_GPUS = probe.Probe(
-    probe.READY,
+NO_GPU = hardware_check.Hardware(hardware_check.READY, host={"gpus": []})
+TWO_GPUS = hardware_check.Hardware(
+    hardware_check.READY,
     host={"gpus": [{"index": 0, "name": "NVIDIA H100"}, {"index": 1, "name": "NVIDIA L4"}]},
 )
 SETTINGS = {"dataset": "synthetic", "model": "softmax", "epochs": 2, "batch_size": 50, "train_subset": 500}
 
 
 def test_the_real_check_answers_with_this_machines_devices():
-    hw = probe.Prober().wait(180)
-    assert hw.state == probe.READY, hw.message
+    hw = hardware_check.Prober().wait(180)
+    assert hw.state == hardware_check.READY, hw.message
     assert hw.host["cpu_cores"] >= 1 and hw.host["tensorflow"]
     assert hw.gpus == hw.host["gpus"]
 
@@ -35,89 +35,93 @@ def test_the_real_check_answers_with_this_machines_devices():
     ],
 )
 def test_a_failed_check_is_one_sentence_and_means_cpu_only(command, words):
-    hw = probe.Prober(command=command).wait(60)
-    assert hw.state == probe.FAILED
+    hw = hardware_check.Prober(command=command).wait(60)
+    assert hw.state == hardware_check.FAILED
     assert words in hw.message and hw.message.endswith("so GPUs are off.")
     assert hw.gpus == []
-    assert probe.unavailable(probe.modes(hw)[1], hw) == "the hardware check failed, so GPUs are off"
+    assert device_modes.unavailable(device_modes.modes(hw)[1], hw) == "the hardware check failed, so GPUs are off"
 
 
 def test_a_check_that_hangs_is_given_up():
-    hw = probe.Prober(command=[sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5).wait(20)
-    assert hw.state == probe.FAILED and "did not answer within" in hw.message
+    hw = hardware_check.Prober(command=[sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5).wait(20)
+    assert hw.state == hardware_check.FAILED and "did not answer within" in hw.message
 
 
 def test_without_a_gpu_every_gpu_mode_is_listed_but_refused():
-    modes = {m.key: m for m in probe.modes(NO_GPU)}
+    modes = {m.key: m for m in device_modes.modes(NO_GPU)}
     assert list(modes) == ["cpu", "gpu:0", "cpu-vs-gpu", "fit:cpu", "executions:cpu"]
     for key in ("gpu:0", "cpu-vs-gpu"):
-        assert probe.unavailable(modes[key], NO_GPU) == "no GPU found on this machine"
+        assert device_modes.unavailable(modes[key], NO_GPU) == "no GPU found on this machine"
         with pytest.raises(ConfigError) as err:
-            probe.plan(SETTINGS, key, NO_GPU)
+            device_modes.plan(SETTINGS, key, NO_GPU)
         assert err.value.field == "device" and "no GPU found" in str(err.value)
     # While the check runs, GPU modes wait too; CPU modes never do.
-    checking = probe.Probe(probe.CHECKING)
+    checking = hardware_check.Hardware(hardware_check.CHECKING)
     with pytest.raises(ConfigError, match="still checking for GPUs"):
-        probe.plan(SETTINGS, "cpu-vs-gpu", checking)
-    assert [c.device for c in probe.plan(SETTINGS, "cpu", checking)] == ["cpu"]
+        device_modes.plan(SETTINGS, "cpu-vs-gpu", checking)
+    assert [c.device for c in device_modes.plan(SETTINGS, "cpu", checking)] == ["cpu"]
 
 
 def test_compare_modes_submit_the_same_config_twice_differing_only_in_device_or_execution():
-    cpu, gpu = probe.plan(SETTINGS, "cpu-vs-gpu", TWO_GPUS)
+    cpu, gpu = device_modes.plan(SETTINGS, "cpu-vs-gpu", TWO_GPUS)
     assert (cpu.device, gpu.device) == ("cpu", "gpu:0")
     assert cpu.to_dict() | {"device": "gpu:0"} == gpu.to_dict()
-    plain, loop = probe.plan(SETTINGS, "fit:cpu", NO_GPU)
+    plain, loop = device_modes.plan(SETTINGS, "fit:cpu", NO_GPU)
     assert (plain.execution, loop.execution) == ("keras-fit", "multi-step-loop")
     assert plain.to_dict() | {"execution": "multi-step-loop"} == loop.to_dict()
     # The three-way comparison: plain fit (the baseline) first, then steps_per_execution, then the loop.
-    three = probe.plan(SETTINGS, "executions:cpu", NO_GPU)
+    three = device_modes.plan(SETTINGS, "executions:cpu", NO_GPU)
     assert [c.execution for c in three] == ["keras-fit", "keras-fit-spe", "multi-step-loop"]
     assert all(c.to_dict() | {"execution": "keras-fit"} == plain.to_dict() for c in three)
-    keys = [m.key for m in probe.modes(TWO_GPUS)]
+    keys = [m.key for m in device_modes.modes(TWO_GPUS)]
     assert keys == ["cpu", "gpu:0", "gpu:1", "cpu-vs-gpu", "fit:cpu", "executions:cpu", "fit:gpu:0", "executions:gpu:0"]
-    assert probe.modes(TWO_GPUS)[2].label == "GPU:1 · NVIDIA L4"
+    assert device_modes.modes(TWO_GPUS)[2].label == "GPU:1 · NVIDIA L4"
 
 
 def test_bad_settings_and_unknown_modes_are_config_errors():
     with pytest.raises(ConfigError) as err:
-        probe.plan({**SETTINGS, "batch_size": 600}, "cpu", NO_GPU)
+        device_modes.plan({**SETTINGS, "batch_size": 600}, "cpu", NO_GPU)
     assert err.value.field == "batch_size"
     with pytest.raises(ConfigError, match="device mode must be one of"):
-        probe.plan(SETTINGS, "tpu", NO_GPU)
+        device_modes.plan(SETTINGS, "tpu", NO_GPU)
 
 
 def test_the_device_table_names_each_gpu_or_says_how_to_get_one():
     host = {"cpu_model": "AMD EPYC", "cpu_cores": 2, "tensorflow": "2.21.0", "keras": "3.15.1", "python": "3.11.7"}
     gpu = {"index": 0, "name": "NVIDIA H100", "compute_capability": "9.0", "memory_mb": 81_559}
-    rows = dict(probe.host_rows(probe.Probe(probe.READY, host={**host, "cuda_build": "12.5.1", "gpus": [gpu]})))
+    rows = dict(
+        hardware_check.host_rows(
+            hardware_check.Hardware(hardware_check.READY, host={**host, "cuda_build": "12.5.1", "gpus": [gpu]})
+        )
+    )
     assert rows["CPU"] == "AMD EPYC, 2 cores"
     assert rows["Built with"] == "CUDA 12.5.1"
     assert rows["GPU:0"] == "NVIDIA H100, compute capability 9.0, 81,559 MiB"
-    rows = dict(probe.host_rows(probe.Probe(probe.READY, host={**host, "gpus": []})))
+    rows = dict(hardware_check.host_rows(hardware_check.Hardware(hardware_check.READY, host={**host, "gpus": []})))
     assert rows["Built with"] == "none (CPU-only)"
     assert rows["GPU"] == f"none found. {GPU_ADVICE}"
 
 
 def test_a_ray_nodes_devices_are_choices_whose_labels_name_its_host():
     box = {"hostname": "gpu-box.lan", "gpus": [{"index": 0, "name": "H100"}, {"index": 1, "name": "H100"}]}
-    hw = probe.Probe(
-        probe.READY,
+    hw = hardware_check.Hardware(
+        hardware_check.READY,
         host={"gpus": []},
         nodes=({"name": "gpu-box", "host": box, "message": ""}, {"name": "gone", "host": {}, "message": "lost"}),
     )
-    by_key = {m.key: m for m in probe.modes(hw)}
+    by_key = {m.key: m for m in device_modes.modes(hw)}
     assert by_key["gpu-box/gpu:0"].label == "gpu-box/GPU:0 · H100 (Ray gives one of 2) · gpu-box.lan"
     assert "gpu-box/gpu:1" not in by_key  # Ray picks the GPU: the job sees it as gpu:0
     assert by_key["gpu-box/gpu:all"].runs == ({"device": "gpu-box/gpu:all", "execution": "keras-fit"},)
     versus = by_key["cpu-vs-gpu-box/gpu:0"]
     assert (
         versus.label == "CPU here vs gpu-box/GPU:0 · H100 (Ray gives one of 2) · gpu-box.lan"
-        and probe.unavailable(versus, hw) is None
+        and device_modes.unavailable(versus, hw) is None
     )
     assert not [k for k in by_key if k.startswith("gone/")]  # a node that did not answer offers nothing
-    configs = probe.plan({"dataset": "synthetic", "epochs": 1}, versus.key, hw)
+    configs = device_modes.plan({"dataset": "synthetic", "epochs": 1}, versus.key, hw)
     assert [c.device for c in configs] == ["cpu", "gpu-box/gpu:0"] and configs[1].node == "gpu-box"
-    assert probe.plan({"dataset": "synthetic"}, "gpu-box/gpu:all", hw)[0].execution == "keras-fit"
+    assert device_modes.plan({"dataset": "synthetic"}, "gpu-box/gpu:all", hw)[0].execution == "keras-fit"
     from ui import views
 
     assert {"gpu-box/cpu", "gpu-box/gpu:0"} <= set(

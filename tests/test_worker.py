@@ -17,7 +17,7 @@ from core.config import TrainConfig
 from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
 from core.runner import Runner
-from core.worker import STOP_GRACE_SECONDS
+from core.runner.protocol import STOP_GRACE_SECONDS
 from tests.conftest import ROOT
 
 # Five runs of different sizes (each a new dataset size and seed: in-process, ~650 MB each for good).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import probe
+from core import device_modes, hardware_check
 from core.axes import AXES, MAX_VALUES, MIN_VALUES, Comparison
 from ui import kept
 
@@ -26,12 +26,12 @@ STARTING_VALUES = {
 }
 
 
-def device_values(hw: probe.Probe) -> list[str]:
-    """The devices a comparison may use: every one-device choice core.probe.modes lists (cluster nodes' too)."""
-    return [m.runs[0]["device"] for m in probe.modes(hw) if len(m.runs) == 1 and set(m.runs[0]) == {"device"}]
+def device_values(hw: hardware_check.Hardware) -> list[str]:
+    """The devices a comparison may use: every one-device choice core.hardware_check.modes lists (cluster nodes' too)."""
+    return [m.runs[0]["device"] for m in device_modes.modes(hw) if len(m.runs) == 1 and set(m.runs[0]) == {"device"}]
 
 
-def _start(hw: probe.Probe) -> None:
+def _start(hw: hardware_check.Hardware) -> None:
     ss = st.session_state
     start = STARTING_VALUES.get(ss.axis)
     if isinstance(start, str):
@@ -41,12 +41,12 @@ def _start(hw: probe.Probe) -> None:
         ss.axis_choices = [v for v in start if v in options] or options[:MIN_VALUES]
 
 
-def options_for(axis: str, hw: probe.Probe) -> list[str]:
+def options_for(axis: str, hw: hardware_check.Hardware) -> list[str]:
     """The values the picker offers for an axis with a fixed list (the devices come from the hardware check)."""
     return device_values(hw) if axis == "device" else list(AXES[axis].allowed or ())
 
 
-def axis_ui(hw: probe.Probe) -> None:
+def axis_ui(hw: hardware_check.Hardware) -> None:
     """Compare along an axis, with its values, or as the Device choice says; comparison() reads them."""
     kept.restore(DEFAULTS)
     ss, sb = st.session_state, st.sidebar

@@ -14,7 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from core import probe
+from core import hardware_check
 from core.axes import AXES, axis_of
 from core.engine import data as datasets
 from core.engine import models
@@ -100,11 +100,11 @@ def title(configs: Sequence[dict]) -> str:
 
 
 # -- the sentence in the main area ---------------------------------------------------------------
-def sentence(configs: Sequence[dict], hw: probe.Probe) -> str:
+def sentence(configs: Sequence[dict], hw: hardware_check.Hardware) -> str:
     """'No GPU on this machine: comparing plain Keras fit with the multi-step loop, both on the CPU.' and the like."""
-    if hw.state == probe.CHECKING:
+    if hw.state == hardware_check.CHECKING:
         return "Checking for GPUs… CPU runs need no answer."
-    if hw.state == probe.FAILED:
+    if hw.state == hardware_check.FAILED:
         return hw.message
     gpus = hw.gpus
     found = f"{len(gpus)} GPU{'s' if len(gpus) > 1 else ''} here ({gpus[0].get('name')})" if gpus else ""
@@ -123,7 +123,7 @@ def sentence(configs: Sequence[dict], hw: probe.Probe) -> str:
     return lead + f"comparing {listed}{where}."
 
 
-def sentence_ui(configs: Sequence[dict], hw: probe.Probe) -> None:
+def sentence_ui(configs: Sequence[dict], hw: hardware_check.Hardware) -> None:
     """The sentence, one line above Run (always there, so nothing moves when the check answers)."""
     st.markdown(sentence(configs, hw))
 

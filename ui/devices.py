@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import probe
+from core import hardware_check
 from core.cli.devices import limits_words
 from core.cluster import connect
 from ui import access, layout, roofline, views, watcher
@@ -16,15 +16,15 @@ from ui.labels import series_labels
 from ui.resources import hardware
 
 
-def devices_ui(hw: probe.Probe, snap: watcher.JobsNow) -> None:
+def devices_ui(hw: hardware_check.Hardware, snap: watcher.JobsNow) -> None:
     """The hardware check's answer as a table, or why there is none yet."""
-    if hw.state == probe.CHECKING:
+    if hw.state == hardware_check.CHECKING:
         st.info("Checking for GPUs… (a subprocess imports TensorFlow; the page does not wait for it)")
         return
-    if hw.state == probe.FAILED:
+    if hw.state == hardware_check.FAILED:
         st.warning(f"{hw.message} Treating this machine as CPU only.")
         return
-    rows = [(k, v) for k, v in probe.host_rows(hw) if k != "Built with"]
+    rows = [(k, v) for k, v in hardware_check.host_rows(hw) if k != "Built with"]
     rows.insert(2, build_row(hw))
     # Measured by the same check, before any run: the figures every run this server starts uses.
     for tf_device, measured in (hw.host.get("limits") or {}).items():
@@ -41,7 +41,7 @@ def devices_ui(hw: probe.Probe, snap: watcher.JobsNow) -> None:
         cluster_ui(hw)
 
 
-def cluster_ui(hw: probe.Probe) -> None:
+def cluster_ui(hw: hardware_check.Hardware) -> None:
     """Each node of the Ray cluster, as the node lists itself; a device there is NODE/cpu, NODE/gpu:0."""
     st.subheader("Ray cluster")
     if access.allowed():  # the cluster's address, and Ray's dashboard there, are the presenter's to see
@@ -62,7 +62,10 @@ def cluster_ui(hw: probe.Probe) -> None:
                 + "".join(f", `{node['name']}/gpu:{g['index']}`" for g in host.get("gpus") or []),
             )
         ]
-        rows += [(k, views.plain(str(v))) for k, v in probe.host_rows(probe.Probe(probe.READY, host=host))]
+        rows += [
+            (k, views.plain(str(v)))
+            for k, v in hardware_check.host_rows(hardware_check.Hardware(hardware_check.READY, host=host))
+        ]
         st.markdown(f"| | {title} |\n|---|---|\n" + "\n".join(f"| **{k}** | {v} |" for k, v in rows))
 
 
@@ -81,7 +84,7 @@ NO_GPU_HERE = (
 )
 
 
-def build_row(hw: probe.Probe) -> tuple[str, str]:
+def build_row(hw: hardware_check.Hardware) -> tuple[str, str]:
     """What the TensorFlow build supports, worded so that 'built for CUDA' never reads as 'has a GPU'."""
     cuda, cudnn = hw.host.get("cuda_build"), hw.host.get("cudnn_build")
     if not cuda:

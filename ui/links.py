@@ -3,7 +3,7 @@
 A presenter prepares links for a talk (`/?mode=fit:cpu&model=mlp&epochs=6&...`), and a reload keeps the
 settings. The address is read once per browser session, before the sidebar's widgets are drawn, and written
 back whenever the settings change. A bad value in a link is refused in the sentence a widget's bad value gets
-(core.config, core.axes and core.probe check both), and Run stays off until that setting is changed.
+(core.config, core.axes and core.hardware_check check both), and Run stays off until that setting is changed.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from core import probe
+from core import device_modes, hardware_check
 from core.axes import AXES, Comparison
 from core.config import ConfigError, TrainConfig
 
@@ -33,14 +33,14 @@ def _parse(text: str, default: Any) -> Any:
     return int(value)
 
 
-def sentence(key: str, text: str, defaults: dict[str, Any], hw: probe.Probe) -> str | None:
+def sentence(key: str, text: str, defaults: dict[str, Any], hw: hardware_check.Hardware) -> str | None:
     """The one sentence a bad value of `key` gets (as from its widget or a CLI flag), or None if it is good."""
     base = {k: v for k, v in defaults.items() if k not in ("mode", "axis")}
     base["train_subset"] = base["train_subset"] or None
     try:
         if key == "mode":
-            if text not in {m.key for m in probe.modes(hw)}:  # one this machine lacks is the widget's to explain
-                probe.plan(base, text, hw)
+            if text not in {m.key for m in device_modes.modes(hw)}:  # one this machine lacks is the widget's to explain
+                device_modes.plan(base, text, hw)
         elif key == "axis":
             if text:
                 Comparison(text, ())
@@ -57,7 +57,7 @@ def sentence(key: str, text: str, defaults: dict[str, Any], hw: probe.Probe) -> 
     return None
 
 
-def read(defaults: dict[str, Any], hw: probe.Probe) -> None:
+def read(defaults: dict[str, Any], hw: hardware_check.Hardware) -> None:
     """Once per session: the address' settings into the widgets' keys, before they are drawn; bad ones said.
 
     defaults: every address name (the widgets' keys, "mode" and "axis") with its default value. A number out
@@ -87,7 +87,7 @@ def read(defaults: dict[str, Any], hw: probe.Probe) -> None:
     ss[PROBLEMS] = problems
 
 
-def _values(axis: str, text: str, hw: probe.Probe) -> dict[str, tuple[Any, str]]:
+def _values(axis: str, text: str, hw: hardware_check.Hardware) -> dict[str, tuple[Any, str]]:
     ss, items = st.session_state, [v.strip() for v in text.split(",") if v.strip()]
     try:
         Comparison(axis, tuple(items))
@@ -110,7 +110,7 @@ def _typed(axis: str) -> bool:
     return AXES[axis].allowed is None and axis != "device"
 
 
-def device_values(hw: probe.Probe) -> list[str]:
+def device_values(hw: hardware_check.Hardware) -> list[str]:
     """The devices a comparison may use (ui.compare_settings' list)."""
     from ui import compare_settings
 

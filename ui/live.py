@@ -1,8 +1,8 @@
 """What a page says about jobs in progress: groups of jobs, snapshots and one-line status sentences.
 
-A group is the jobs one click submits (a Run: CPU then GPU, say; a Run sweep: one sweep), with ids
-GROUP-1, GROUP-2, ... so that any page, a reloaded one included, can find all of a group from one
-id. Every count and progress word comes from core.progress. No streamlit here.
+A group is the jobs one click submits (a Run: CPU then GPU, say; a Run sweep: one sweep); the runner records
+it, so any page, a reloaded one included, finds all of a group from one id. Their ids GROUP-1, GROUP-2, ...
+name the group in the history too. Every count and progress word comes from core.progress. No streamlit here.
 """
 
 from __future__ import annotations
@@ -20,17 +20,15 @@ ACTIVE = ("queued", "running")
 
 
 def submit_group(runner: Runner, configs: Sequence[object]) -> list[str]:
-    """Queue configs as one group (a comparison's runs take turns epoch by epoch: core.turns); return their ids."""
+    """Queue configs as one group (a comparison's runs take turns epoch by epoch: core.runner.turns); return their ids."""
     group = uuid.uuid4().hex[:8]
     return runner.submit_group(list(configs), [f"{group}-{i}" for i, _ in enumerate(configs, 1)])
 
 
 def group_ids(runner: Runner, run_id: str) -> list[str]:
-    """Every run id in `run_id`'s group, in order."""
-    group, ids = run_id.rpartition("-")[0], []
-    while group and runner.status(f"{group}-{len(ids) + 1}") is not None:
-        ids.append(f"{group}-{len(ids) + 1}")
-    return ids or [run_id]
+    """Every run id in `run_id`'s group, in order, as the runner recorded it (`run_id` alone if it never saw it)."""
+    status = runner.status(run_id)
+    return list(status.group) if status is not None else [run_id]
 
 
 def active_group(runner: Runner, kind: type = TrainConfig, jobs: Sequence[JobStatus] | None = None) -> list[str]:
@@ -128,7 +126,7 @@ def queue_line(jobs: Sequence[JobStatus], mine: set[str], warming: bool = False)
 
     running = [j for j in jobs if j.state == "running"]
     now = [f"now: {named(j)}" for j in running]
-    if len(running) > 1:  # a comparison's runs taking turns (core.turns): what they train once, not each progress
+    if len(running) > 1:  # a comparison's runs taking turns (core.runner.turns): what they train once
         what = "; ".join(dict.fromkeys(doing(j, progress_words=False) for j in running))
         now = [f"now, {len(running)} runs taking turns: {what}" + (" (this page)" if running[0].run_id in mine else "")]
     waiting = [f"{j.position}. {named(j)}" for j in jobs if j.state == "queued"]

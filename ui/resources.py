@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from core import probe
+from core import hardware_check
 from core.engine import memory
 from core.engine.kinds import JOB_KINDS
 from core.history import store as history
@@ -30,13 +30,13 @@ def get_runner() -> Runner:
 
 
 @st.cache_resource(show_spinner=False)
-def _hardware_check() -> Callable[[], probe.Probe]:
-    # core.probe's process-wide check: a subprocess imports TensorFlow, so the page never does.
-    probe.start()
-    return probe.result
+def _hardware_check() -> Callable[[], hardware_check.Hardware]:
+    # core.hardware_check's process-wide check: a subprocess imports TensorFlow, so the page never does.
+    hardware_check.start()
+    return hardware_check.result
 
 
-def hardware() -> probe.Probe:
+def hardware() -> hardware_check.Hardware:
     """The hardware check's answer so far (state CHECKING until the subprocess answers); started on first use."""
     return _hardware_check()()
 

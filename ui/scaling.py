@@ -9,7 +9,7 @@ from functools import partial
 
 import streamlit as st
 
-from core import probe
+from core import device_modes, hardware_check
 from core.config import DEFAULT_BATCH_SIZES, MAX_HIDDEN, MAX_REPEATS, MAX_STEPS, ConfigError
 from core.crossover import crossover_sentence
 from core.engine import models
@@ -72,7 +72,7 @@ def start_sweep() -> None:
     watcher.start(KIND, [config])
 
 
-def settings_ui(hw: probe.Probe) -> None:
+def settings_ui(hw: hardware_check.Hardware) -> None:
     """Model, width, devices (a GPU only where there is one), batch sizes, repeats and steps."""
     ss = st.session_state
     devices = views.sweep_devices(hw)
@@ -99,7 +99,7 @@ def settings_ui(hw: probe.Probe) -> None:
     st.multiselect("Batch sizes", SWEEP_BATCHES, key="sw_batches")
     columns = st.columns(4)
     for col, (device, mode) in zip(columns * 4, devices.items(), strict=False):
-        key, reason = device_key(device), probe.unavailable(mode, hw)
+        key, reason = device_key(device), device_modes.unavailable(mode, hw)
         if reason:
             ss[key] = False
             offered.discard(device)
@@ -112,7 +112,7 @@ def settings_ui(hw: probe.Probe) -> None:
     kept.remember(k for k in keys if k != "sweep_pick")
 
 
-def problem_ui(hw: probe.Probe) -> str | None:
+def problem_ui(hw: hardware_check.Hardware) -> str | None:
     """Why Run sweep is off (a bad setting, a device missing), said above the buttons; None if it can run."""
     problem = None
     try:

@@ -10,7 +10,7 @@ from functools import partial
 
 import streamlit as st
 
-from core import device_kinds, probe, snippet
+from core import device_kinds, device_modes, hardware_check, snippet
 from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
@@ -44,7 +44,7 @@ def start_runs() -> None:
     ss = st.session_state
     try:
         # The GPU guard lives in plan(), not only in the widget: a stale page cannot start a GPU run.
-        configs = probe.plan(train_settings.values(), ss.mode, hardware(), compare_settings.comparison())
+        configs = device_modes.plan(train_settings.values(), ss.mode, hardware(), compare_settings.comparison())
     except ConfigError as err:
         ss.start_error = str(err)
         return
@@ -52,17 +52,17 @@ def start_runs() -> None:
     watcher.start(KIND, configs)
 
 
-def plan_ui(mode: probe.Mode, hw: probe.Probe) -> list[TrainConfig] | None:
+def plan_ui(mode: device_modes.Mode, hw: hardware_check.Hardware) -> list[TrainConfig] | None:
     """The configs Run would submit, or None; says why not (a device missing, a bad setting) above the buttons."""
     if said := links.problem():  # a prepared link's bad value, until that setting is changed
         st.error(said)
         return None
     # Along the device axis the values name the devices; the Device choice's own device does not run.
-    if st.session_state.get("axis") != "device" and (problem := probe.unavailable(mode, hw)):
+    if st.session_state.get("axis") != "device" and (problem := device_modes.unavailable(mode, hw)):
         st.warning(f"{mode.label} cannot run here: {problem}. {GPU_ADVICE}")
         return None
     try:
-        configs = probe.plan(train_settings.values(), mode.key, hw, compare_settings.comparison())
+        configs = device_modes.plan(train_settings.values(), mode.key, hw, compare_settings.comparison())
     except ConfigError as err:
         st.error(str(err))
         return None
@@ -79,7 +79,7 @@ def plan_ui(mode: probe.Mode, hw: probe.Probe) -> list[TrainConfig] | None:
     return configs
 
 
-def results_ui(runs: tuple[JobStatus, ...], hw: probe.Probe, watched: bool = False) -> None:
+def results_ui(runs: tuple[JobStatus, ...], hw: hardware_check.Hardware, watched: bool = False) -> None:
     """Errors, headline, charts, numbers and what was learned, of the page's runs so far (redrawn per epoch).
 
     watched: another page's runs, whose settings are said beside them (this page's sidebar may differ)."""
@@ -101,9 +101,9 @@ def results_ui(runs: tuple[JobStatus, ...], hw: probe.Probe, watched: bool = Fal
         st.caption(compare_hint(hw))
 
 
-def compare_hint(hw: probe.Probe) -> str:
+def compare_hint(hw: hardware_check.Hardware) -> str:
     """Where to go for a comparison: the device modes this machine can run, and, without a GPU, History's import."""
-    ready = [m.label for m in probe.modes(hw) if len(m.runs) > 1 and not probe.unavailable(m, hw)]
+    ready = [m.label for m in device_modes.modes(hw) if len(m.runs) > 1 and not device_modes.unavailable(m, hw)]
     pick = f"To compare, pick {' or '.join(f'“{r}”' for r in ready)} under Device" if ready else "To compare"
     if hw.gpus:
         return f"{pick}."

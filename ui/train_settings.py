@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import probe
+from core import device_modes, hardware_check
 from core.config import (
     EXECUTIONS,
     MAX_BATCH,
@@ -61,15 +61,15 @@ def apply_preset(name: str) -> None:
     ss.update(WIDGET_PRESETS[name])
     with_gpu, without = PRESET_MODES[name]
     ss.mode = with_gpu if hardware().gpus else without
-    ss[PENDING] = (name, ss.mode) if hardware().state == probe.CHECKING else None
+    ss[PENDING] = (name, ss.mode) if hardware().state == hardware_check.CHECKING else None
     kept.remember([*DEFAULTS])
 
 
-def _preset_answered(hw: probe.Probe) -> None:
+def _preset_answered(hw: hardware_check.Hardware) -> None:
     # A preset picked while the check was out: with a GPU found, its GPU mode, unless the mode was changed since.
     ss = st.session_state
     pending = ss.get(PENDING)
-    if pending is None or hw.state == probe.CHECKING:
+    if pending is None or hw.state == hardware_check.CHECKING:
         return
     ss[PENDING] = None
     name, took = pending
@@ -77,7 +77,7 @@ def _preset_answered(hw: probe.Probe) -> None:
         ss.mode = PRESET_MODES[name][0]
 
 
-def settings_ui(hw: probe.Probe) -> probe.Mode:
+def settings_ui(hw: hardware_check.Hardware) -> device_modes.Mode:
     """Presets, dataset, model, device mode and numbers in the sidebar; returns the chosen device mode."""
     links.read(ADDRESS, hw)  # a prepared link's settings, once per session, before any widget is drawn
     kept.restore(DEFAULTS)
@@ -134,10 +134,10 @@ def number_ui(where, label: str, key: str, low: float, high: float, **options) -
                        persist_state=KEEP, **options)  # fmt: skip
 
 
-def mode_ui(hw: probe.Probe) -> probe.Mode:
+def mode_ui(hw: hardware_check.Hardware) -> device_modes.Mode:
     """The device mode: every mode listed, the ones this machine lacks marked unavailable and why."""
     ss, sb = st.session_state, st.sidebar
-    modes = probe.modes(hw)
+    modes = device_modes.modes(hw)
     by_key = {m.key: m for m in modes}
     if ss.mode not in by_key:
         ss.mode = "cpu"
@@ -147,9 +147,9 @@ def mode_ui(hw: probe.Probe) -> probe.Mode:
         key="mode",
         persist_state=KEEP,
         format_func=lambda k: by_key[k].label,
-        captions=[f"unavailable: {r}" if (r := probe.unavailable(m, hw)) else "" for m in modes],
+        captions=[f"unavailable: {r}" if (r := device_modes.unavailable(m, hw)) else "" for m in modes],
     )
-    notes = {probe.CHECKING: "Checking for GPUs…", probe.FAILED: hw.message}
+    notes = {hardware_check.CHECKING: "Checking for GPUs…", hardware_check.FAILED: hw.message}
     if hw.state in notes:
         sb.caption(notes[hw.state])
     elif not hw.gpus:

@@ -13,7 +13,7 @@ from datetime import datetime
 
 import pandas as pd
 
-from core import compare, probe, progress
+from core import compare, device_modes, hardware_check, progress
 from core.config import ConfigError, SweepConfig, TrainConfig
 from core.history.rows import HistoryRow, SweepRow
 from core.results import RunResult, SweepPoint
@@ -229,13 +229,13 @@ def idle_sentences(points: Sequence[SweepPoint], flops_per_sample: float | None,
     return sentences
 
 
-def sweep_devices(hw: probe.Probe) -> dict[str, probe.Mode]:
+def sweep_devices(hw: hardware_check.Hardware) -> dict[str, device_modes.Mode]:
     """The devices a sweep may list (cpu, each gpu:N), each with its single-device mode, GPUs shown even if absent."""
     # One device each (a sweep times one device at a time: no gpu:all), a Ray node's included.
-    return {m.runs[0]["device"]: m for m in probe.modes(hw) if len(m.runs) == 1 and len(m.runs[0]) == 1}
+    return {m.runs[0]["device"]: m for m in device_modes.modes(hw) if len(m.runs) == 1 and len(m.runs[0]) == 1}
 
 
-def plan_sweep(values: dict, hw: probe.Probe) -> SweepConfig:
+def plan_sweep(values: dict, hw: hardware_check.Hardware) -> SweepConfig:
     """The validated SweepConfig Run sweep would submit; ConfigError if a setting is bad or a device absent."""
     known = sweep_devices(hw)
     if not values.get("devices"):
@@ -244,6 +244,6 @@ def plan_sweep(values: dict, hw: probe.Probe) -> SweepConfig:
         mode = known.get(name)
         if mode is None:
             raise ConfigError("devices", f"devices must be among {', '.join(known)}, not {name!r}.")
-        if reason := probe.unavailable(mode, hw):
+        if reason := device_modes.unavailable(mode, hw):
             raise ConfigError("devices", f"{mode.label} cannot be swept here: {reason}.")
     return SweepConfig(**values)

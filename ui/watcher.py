@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from core import probe
+from core import hardware_check
 from core.config import SweepConfig, TrainConfig
 from core.runner import JobStatus
 from ui import access, live, priority
@@ -230,7 +230,7 @@ def live_ui(snap: JobsNow, draw: Callable[[JobsNow], None] | None = None) -> Non
     progress() differs, the page reruns, so nothing stays stale. draw(snapshot) draws the view's live
     text (a status line, a progress bar) at every tick; it may write into containers made before this call.
     """
-    checking = hardware().state == probe.CHECKING
+    checking = hardware().state == hardware_check.CHECKING
     page = memory()
     page.active_drawn, page.drawn, page.drawn_at = snap.active, snap.progress(), time.monotonic()
     idle = IDLE_TICK_S if os.environ.get(access.TOKEN_ENV) else None  # `make run`: idle costs nothing
@@ -242,7 +242,7 @@ def live_ui(snap: JobsNow, draw: Callable[[JobsNow], None] | None = None) -> Non
 def _tick(slot, kinds: tuple[str, ...], draw: Callable[[JobsNow], None] | None, checking: bool, warming: bool) -> None:
     priority.viewer_page(not access.allowed())  # a viewer's tick waits for the run under measurement
     snap, page = jobs_now(kinds), memory()
-    answered = checking and hardware().state != probe.CHECKING
+    answered = checking and hardware().state != hardware_check.CHECKING
     warm = warming and snap.ready
     if page.active_drawn - snap.active or answered or warm or _redraw(snap.progress()):
         page.active_drawn = snap.active

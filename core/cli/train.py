@@ -171,16 +171,18 @@ def on_node(node: str) -> None:
 
 def train_on_node(config: TrainConfig, on_epoch, should_stop, run_id: str):
     """The run on its Ray node, epochs streamed back to on_epoch: (result, sentence); result None if none came back."""
-    from core.cluster import remote
     from core.engine.kinds import JOB_KINDS
+    from core.runner import remote
+    from core.runner.growth import grown
 
     last: list = [None]
+    epochs: list = []
 
-    def on_item(metrics, result) -> None:
-        last[0] = result
-        on_epoch(metrics, result)
+    def on_item(metrics, sent) -> None:
+        last[0] = grown(sent, epochs, metrics)  # the node sends each epoch once: the run grows here
+        on_epoch(metrics, last[0])
 
-    ending = remote.run(JOB_KINDS[TrainConfig], config, run_id, should_stop, on_item)
+    ending = remote.run(JOB_KINDS[TrainConfig].run, config, run_id, should_stop, on_item)
     return remote.result_of(ending, last[0])
 
 

@@ -1,15 +1,11 @@
 """The jobs the engine can run, by config type: what a Runner is given (core.runner never imports the engine).
 
-Each job is a module-level function, so a worker process can import it by name. Its `admit`
-runs in the server before the job is queued (refuse a run that cannot fit in memory); its
-`warm_up` runs in a fresh worker before it says it is ready (import TensorFlow and Keras then,
-not after someone pressed Run).
+Each kind is a class of static methods (core.runner.kind.JobKind), so a worker process imports its job by name.
+`admit` runs in the server before the job is queued (refuse a run that cannot fit in memory); `warm_up` in a
+fresh worker before it says it is ready (import TensorFlow and Keras then, not after someone pressed Run).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from typing import Any
 
 from core.config import MIN_SUBSET, SweepConfig, TrainConfig
 from core.engine import data as datasets
@@ -37,25 +33,39 @@ def warm_up() -> None:
     train(tiny, measurements=False)
 
 
-def _train(config: TrainConfig, on_item, should_stop, run_id: str, take_turn=None):
-    # An epoch in progress goes the same way as a finished one, without the result (the epoch is not in it yet).
-    # take_turn: given when the runs of a comparison take turns (core.turns), each epoch timed while the others wait.
-    return train(
-        config, on_epoch=on_item, should_stop=should_stop, run_id=run_id, on_progress=lambda p: on_item(p, None),
-        take_turn=take_turn,
-    )  # fmt: skip
+class Training:
+    """A training run (a JobKind, core.runner.kind): refused before it is queued if it cannot fit in memory; the runs
+    of a comparison take turns epoch by epoch (core.runner.turns) where memory holds them all at once."""
+
+    admit = staticmethod(memory.check)
+    warm_up = staticmethod(warm_up)
+    fits_together = staticmethod(memory.fits_together)
+
+    @staticmethod
+    def run(config: TrainConfig, on_item, should_stop, run_id: str, take_turn=None):
+        """train(), its finished epochs and its epochs in progress (result None) both to on_item."""
+        return train(
+            config, on_epoch=on_item, should_stop=should_stop, run_id=run_id, on_progress=lambda p: on_item(p, None),
+            take_turn=take_turn,
+        )  # fmt: skip
 
 
-def _sweep(config: SweepConfig, on_item, should_stop, run_id: str):
-    return run_sweep(config, on_point=on_item, should_stop=should_stop, run_id=run_id)
+class Sweep:
+    """A batch-size sweep (a JobKind): refused as a training run is; it runs alone."""
+
+    admit = staticmethod(memory.check)
+    warm_up = staticmethod(warm_up)
+
+    @staticmethod
+    def run(config: SweepConfig, on_item, should_stop, run_id: str):
+        """run_sweep(), each measured point to on_item."""
+        return run_sweep(config, on_point=on_item, should_stop=should_stop, run_id=run_id)
+
+    @staticmethod
+    def fits_together(configs: list[SweepConfig], waiting: int = 1) -> bool:
+        """Never: a sweep's points are timed alone."""
+        return False
 
 
-for _job in (_train, _sweep):
-    _job.admit = memory.check
-    _job.warm_up = warm_up
-# Its runs may take turns epoch by epoch (core.turns) where memory holds them all at once; a sweep runs alone.
-_train.fits_together = memory.fits_together
-
-# config type -> job(config, on_item(item, result), should_stop() -> bool, run_id) -> result; an item may also be
-# an EpochInProgress (result None): the runner keeps it for the page, the store never sees it.
-JOB_KINDS: dict[type, Callable[..., Any]] = {TrainConfig: _train, SweepConfig: _sweep}
+# config type -> its kind. An item may also be an EpochInProgress (result None): the runner keeps it for the page only.
+JOB_KINDS: dict[type, type] = {TrainConfig: Training, SweepConfig: Sweep}

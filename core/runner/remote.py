@@ -7,8 +7,8 @@ finish and a crash of either side loses at most the item in progress. A GPU job 
 num_gpus (Ray sets CUDA_VISIBLE_DEVICES, so the node's gpu:0 is the one Ray gave), a CPU job for all
 the node's CPUs, so no second job of ours shares the node and disturbs its timings.
 
-run() answers as core.worker.Worker.run does, ("done", result, state, error text) or ("stopped",),
-plus ("lost", sentence) when the node or its actor died mid-job.
+run() answers as a local worker's job ends (core.runner.protocol): Done or Stopped, plus Lost (with its
+sentence) when the node or its actor died mid-job.
 """
 
 from __future__ import annotations
@@ -27,13 +27,12 @@ from core.cluster.connect import ClusterError, connect
 from core.cluster.nodes import Node, find
 from core.config import split_device
 from core.results import EpochInProgress
+from core.runner.growth import head
+from core.runner.protocol import Done, Ending, Lost, StopGrace, Stopped
 
-# Between polls of the actor. Each poll is a call into the actor's process, which takes the GIL from the training
-# thread there: every 0.1 s it cost 16-32% of a steady-state epoch on 2 cores (bench/ray_overhead.py), every
-# 0.5 s about 1%. Stop is not slowed by it: the driver looks at Stop every STOP_CHECK_SECONDS between polls.
+# Each poll takes the GIL from the training thread on the node: every 0.5 s costs ~1% of an epoch (bench/ray_overhead.py).
 POLL_SECONDS = 0.5
-STOP_CHECK_SECONDS = 0.05
-STOP_GRACE_SECONDS = 1.5  # as a local worker: a job still running this long after Stop is ended with its actor
+STOP_CHECK_SECONDS = 0.05  # how often Stop is looked at between polls: a slow poll never slows a Stop
 START_TIMEOUT_S = 60.0  # the node has the resources free and the actor's process starts
 SILENT_TIMEOUT_S = 15.0  # polls unanswered this long: the node is gone, whatever Ray says yet
 
@@ -51,7 +50,7 @@ class RemoteJob:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._items: list[Any] = []
-        self._result: bytes | None = None  # the newest result so far, pickled while the job cannot change it
+        self._result: bytes | None = None  # the newest result so far without its items, pickled while the job waits
         self._done: tuple | None = None
         self._stop = threading.Event()
 
@@ -74,14 +73,14 @@ class RemoteJob:
                 return  # live only: a node's epochs come back whole, so its curve moves epoch by epoch
             with self._lock:
                 self._items.append(point_as_asked(item, config))
-                self._result = pickle.dumps(as_asked(result, config, stamp))
+                self._result = pickle.dumps(as_asked(head(result), config, stamp))  # the items go once
 
         def work() -> None:
             error_text = None
             try:
                 result = as_asked(job(local_config(config), on_item, self._stop.is_set, run_id), config, stamp)
                 state = getattr(result, "status", "completed")
-            except Exception as err:  # noqa: BLE001 - as core.worker: said, never a dead actor
+            except Exception as err:  # noqa: BLE001 - as core.runner.worker: said, never a dead actor
                 result, state, error_text = None, "failed", f"{type(err).__name__}: {err}"
             with self._lock:
                 self._done = (pickle.dumps(result), state, error_text)
@@ -153,7 +152,7 @@ def _resources(node: Node, config: Any) -> dict[str, Any]:
     return {"num_cpus": 1, "num_gpus": wanted}
 
 
-def run(job: Callable[..., Any], config: Any, run_id: str, should_stop: Callable[[], bool], on_item) -> tuple:
+def run(job: Callable[..., Any], config: Any, run_id: str, should_stop: Callable[[], bool], on_item) -> Ending:
     """Run one job on the node its config names, relaying each item to on_item(item, result) as it arrives."""
     import ray
 
@@ -162,7 +161,7 @@ def run(job: Callable[..., Any], config: Any, run_id: str, should_stop: Callable
         node = find(config.node)
         options = _resources(node, config)
     except ClusterError as err:
-        return ("done", None, "failed", str(err))
+        return Done(None, "failed", str(err))
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     actor_class = ray.remote(max_restarts=0, max_concurrency=1)(RemoteJob)
@@ -174,9 +173,9 @@ def run(job: Callable[..., Any], config: Any, run_id: str, should_stop: Callable
             where = ray.get(actor.where.remote(), timeout=START_TIMEOUT_S)
         except ray.exceptions.GetTimeoutError:
             sentence = f"The Ray node {node.name} did not start the job within {START_TIMEOUT_S:.0f} s (are its {_asks(options)} free?)."
-            return ("done", None, "failed", sentence)
+            return Done(None, "failed", sentence)
         except ray.exceptions.RayError:
-            return ("lost", f"The Ray node {node.name} was lost")
+            return Lost(f"The Ray node {node.name} was lost")
         stamp = {"node": node.name, **where}
         # Ship the dataset only to a node that lacks it (tens of MB, over the network with Ray Client).
         files = shipping.pack(config.dataset) if ray.get(actor.lacks.remote(config.dataset), timeout=30) else None
@@ -193,43 +192,44 @@ def _asks(options: dict[str, Any]) -> str:
     return f"{options['num_gpus']} GPU(s)" if options.get("num_gpus") else f"{options['num_cpus']} CPU(s)"
 
 
-def _relay(actor, node: Node, should_stop: Callable[[], bool], on_item) -> tuple:
+def _relay(actor, node: Node, should_stop: Callable[[], bool], on_item) -> Ending:
     """Poll the actor until the job ends, relaying items; the node's loss and an unanswered Stop end it here."""
     import ray
 
-    stop_asked: float | None = None
+    grace = StopGrace(should_stop, actor.stop.remote)
     last_answer = time.monotonic()
     while True:
-        if should_stop() and stop_asked is None:
-            actor.stop.remote()
-            stop_asked = time.monotonic()
-        if stop_asked is not None and time.monotonic() - stop_asked > STOP_GRACE_SECONDS:
-            return ("stopped",)
+        if grace.overdue():
+            return Stopped()  # run() ends the actor
         try:
             items, result, done = ray.get(actor.poll.remote(), timeout=max(POLL_SECONDS * 20, 1.0))
         except ray.exceptions.GetTimeoutError:
             if time.monotonic() - last_answer > SILENT_TIMEOUT_S:
-                return ("lost", f"The Ray node {node.name} stopped answering")
+                return Lost(f"The Ray node {node.name} stopped answering")
             continue
         except ray.exceptions.RayError:  # the actor died: its node was removed, crashed or ran out of memory
-            return ("lost", f"The Ray node {node.name} was lost")
+            return Lost(f"The Ray node {node.name} was lost")
         last_answer = time.monotonic()
-        current = pickle.loads(result) if result is not None else None  # None exactly when no items came
+        current = pickle.loads(result) if result is not None else None  # without its items; None when none came
         for item in items:
             on_item(item, current)
         if done is not None:
-            return ("done", pickle.loads(done[0]), done[1], done[2])
+            return Done(pickle.loads(done[0]), done[1], done[2])
         # Until the next poll, or at once when Stop is pressed; once stopping, poll often to see the end.
-        deadline = time.monotonic() + (POLL_SECONDS if stop_asked is None else STOP_CHECK_SECONDS)
-        while time.monotonic() < deadline and not (stop_asked is None and should_stop()):
+        deadline = time.monotonic() + (POLL_SECONDS if grace.asked is None else STOP_CHECK_SECONDS)
+        while time.monotonic() < deadline and not (grace.asked is None and should_stop()):
             time.sleep(STOP_CHECK_SECONDS)
 
 
-def result_of(ending: tuple, last: Any) -> tuple[Any, str | None]:
+def result_of(ending: Ending, last: Any) -> tuple[Any, str | None]:
     """(result, sentence) from run()'s ending, for a caller without a runner (the CLI); `last` is the newest result."""
-    if ending[0] == "done":
-        return ending[1], ending[3]
-    status, sentence = ("cancelled", None) if ending[0] == "stopped" else ("interrupted", ending[1])
+    match ending:
+        case Done(result, _, error):
+            return result, error
+        case Lost(sentence):
+            status = "interrupted"
+        case _:
+            status, sentence = "cancelled", None
     if last is not None:
         unit = "point" if hasattr(last, "points") else "epoch"
         done = len(getattr(last, "points", None) or getattr(last, "epochs", None) or [])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pickle
 import threading
 import time
 from dataclasses import dataclass, field
@@ -10,6 +9,7 @@ from typing import Any
 
 from core import progress
 from core.results import utc_now
+from core.runner.protocol import Done, Ending, Lost, Stopped
 
 
 @dataclass
@@ -23,7 +23,7 @@ class Job:
     started_at: float | None = None
     finished_at: float | None = None
     result: Any = None  # a RunResult or SweepResult, as far as it got
-    items: list[Any] = field(default_factory=list)  # finished epochs (EpochMetrics) or points (SweepPoint)
+    items: list[Any] = field(default_factory=list)  # finished epochs or points (core.runner.growth)
     stop: threading.Event = field(default_factory=threading.Event)
     order: int = 0
     error_text: str | None = None  # set when the job function itself raised, or a listener failed
@@ -31,7 +31,8 @@ class Job:
     stopped_by: str | None = None  # who asked to stop it ("this page", "the presenter", "Ctrl-C")
     settled: bool = False  # over, and every listener has seen "finished" (the store has its final state)
     in_progress: Any = None  # the epoch still training: its calls so far (core.results.EpochInProgress), live only
-    together: str | None = None  # a group whose jobs take turns side by side (core.turns), or None: alone
+    group: tuple[str, ...] = ()  # the run ids submitted with it, in order (itself included)
+    takes_turns: bool = False  # its group's jobs run side by side, taking turns (core.runner.turns)
     note: str | None = None  # what the history does not hold yet (a locked or full file), said while the job goes on
 
     def fail(self) -> None:
@@ -59,6 +60,7 @@ class Job:
             stopped_by=self.stopped_by,
             in_progress=self.in_progress if self.state == "running" else None,
             note=self.note,
+            group=self.group or (self.run_id,),
         )
 
 
@@ -79,6 +81,7 @@ class JobStatus:
     stopped_by: str | None = None  # who asked to stop it; None when nobody did
     in_progress: Any = None  # while running: the epoch still training and its calls so far (EpochInProgress)
     note: str | None = None  # what the history does not hold yet (core.history.recorder), or None
+    group: tuple[str, ...] = ()  # the run ids submitted with it, in order (itself included)
 
     def describe(self) -> str:
         """'queued (position 2)', 'running (epoch 3 of 10)', 'running (point 2 of 5)', 'completed', ..."""
@@ -89,28 +92,17 @@ class JobStatus:
         return self.state
 
 
-def check_importable(kinds: dict[type, Any]) -> None:
-    """TypeError unless each job is a module-level function (a worker process imports it by name)."""
-    for kind, job in kinds.items():
-        try:
-            pickle.dumps(job)
-        except (pickle.PicklingError, AttributeError, TypeError):
-            raise TypeError(
-                f"The job for {kind.__name__} must be a module-level function, so a worker process can import it."
-            ) from None
-
-
 # -- how a job ended, from its worker's (or Ray node's) last word -------------------------------------
-def ending(job: Job, said: tuple, worker: Any) -> tuple[Any, str]:
-    """(result, state) from how a worker's or a Ray node's run ended: ("done", result, state, error text),
-    ("stopped",) (ended after the stop grace period), ("lost", sentence) (a Ray node died) or ("died",)."""
-    if said[0] == "done":
-        _, result, state, job.error_text = said
-        return result, state
-    if said[0] == "stopped":  # a step outlasted the grace period: the worker was ended
-        return ended_early(job, "cancelled", None), "cancelled"
-    if said[0] == "lost":  # the Ray node (or its actor) died mid-job: as a dead worker, named
-        return interrupted(job, said[1])
+def ending(job: Job, said: Ending, worker: Any) -> tuple[Any, str]:
+    """(result, state) from how a worker's or a Ray node's run ended (core.runner.protocol's endings)."""
+    match said:
+        case Done(result, state, error):
+            job.error_text = error
+            return result, state
+        case Stopped():  # a step outlasted the grace period: the worker was ended
+            return ended_early(job, "cancelled", None), "cancelled"
+        case Lost(sentence):  # the Ray node (or its actor) died mid-job: as a dead worker, named
+            return interrupted(job, sentence)
     return interrupted(job, f"The worker process (pid {worker.pid}) {worker.how_it_ended()}")
 
 

@@ -2,13 +2,13 @@
 
 The queue belongs to no browser session: closing a tab or rerunning a script neither stops nor
 duplicates a run, and any session can find it again by its id. Jobs run in a worker process
-(core.worker) that exits after its job, so this process's memory returns to its idle size; the
-next workers start once the job has ended and wait with TensorFlow imported (core.pool: as many as a
+(core.runner.worker) that exits after its job, so this process's memory returns to its idle size; the
+next workers start once the job has ended and wait with TensorFlow imported (core.runner.pool: as many as a
 comparison has runs, where memory holds them). Listeners (the store) run here, in this process, on the
 events the worker sends back: one writer for the history.
 
 A comparison's runs, submitted as a group (submit_group), start together and take turns epoch by
-epoch, each in its own worker (core.turns): still one training at a time, but both runs meet the
+epoch, each in its own worker (core.runner.turns): still one training at a time, but both runs meet the
 same stretches of a machine's drift (a laptop heating up), not one stretch each.
 """
 
@@ -18,22 +18,17 @@ import itertools
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from core import pool
-from core.jobs import Job, JobStatus, check_importable, ending
 from core.results import EpochInProgress
-from core.turns import Turn, alternate
-from core.worker import STOP_GRACE_SECONDS
+from core.runner.growth import grown
+from core.runner.jobs import Job, JobStatus, ending
+from core.runner.kind import JobKind, kind_of
+from core.runner.pool import Pool, timed
+from core.runner.protocol import STOP_GRACE_SECONDS, Died, Ending
+from core.runner.turns import Turn, alternate
 
-# A job kind: a module-level function (it crosses to the worker by name) run(config, on_item(item,
-# result), should_stop() -> bool, run_id) -> result. Optional attributes: `admit(config)`, called
-# here at submit, raises to refuse a job before it is queued (a run too big for the memory free);
-# `warm_up()`, called by a fresh worker before it says it is ready (import TensorFlow); `fits_together(configs)`,
-# whether a group's runs fit in memory at once (they take turns, core.turns; else they run one after another). The caller
-# passes the kinds it wants (core.engine.kinds.JOB_KINDS); the runner imports no engine.
-JobKind = Callable[..., Any]
 __all__ = ["Job", "JobKind", "JobStatus", "Listener", "Runner"]
 
 
@@ -43,11 +38,11 @@ Listener = Callable[[str, Job, Any], None]
 class Runner:
     """A queue, one dispatcher thread and one training at a time: jobs run one after another, a group's taking turns."""
 
-    def __init__(self, kinds: dict[type, JobKind], warm: int = 1) -> None:
-        """warm: how many workers wait with TensorFlow imported between jobs (core.pool; the page's: one per run
-        of a comparison, within core.engine.memory.warm_workers' budget)."""
-        check_importable(kinds)
-        self._kinds = dict(kinds)
+    def __init__(self, kinds: Mapping[type, JobKind | Callable[..., Any]], warm: int = 1) -> None:
+        """kinds: config type -> its JobKind (core.runner.kind), or a bare job function. warm: how many workers wait
+        with TensorFlow imported between jobs (core.runner.pool; the page's: one per run of a comparison, within
+        core.engine.memory.warm_workers' budget)."""
+        self._kinds = {config_type: kind_of(config_type, given) for config_type, given in kinds.items()}
         self._cond = threading.Condition()
         self._jobs: dict[str, Job] = {}
         self._queue: list[Job] = []
@@ -55,7 +50,7 @@ class Runner:
         self._counter = itertools.count()
         self._listeners: list[Listener] = []
         self._closed = False
-        self._pool = pool.Pool(self._kinds.values(), warm)  # warming up now, before anyone presses Run
+        self._pool = Pool([k.warm_up for k in self._kinds.values()], warm)  # warming up now, before anyone presses Run
         self._dispatcher = threading.Thread(target=self._work, name="training-runner", daemon=True)
         self._dispatcher.start()
 
@@ -104,19 +99,16 @@ class Runner:
         return self.submit_group([config], [run_id or uuid.uuid4().hex[:12]])[0]
 
     def submit_group(self, configs: list[Any], run_ids: list[str]) -> list[str]:
-        """Queue jobs side by side: they take turns (core.turns) where their kind allows and memory holds them all
+        """Queue jobs side by side: they take turns (core.runner.turns) where their kind allows and memory holds them all
         (local runs of one kind with fits_together), else one after another. admit() may refuse any: none queued."""
         for config in configs:
             if type(config) not in self._kinds:
                 raise TypeError(f"the runner cannot run a {type(config).__name__}")
-            admit = getattr(self._kinds[type(config)], "admit", None)
-            if admit is not None:
-                admit(config)  # e.g. core.engine.memory.check: a run that cannot fit is refused, never stored
-        fits = getattr(self._kinds[type(configs[0])], "fits_together", None)
+            self._kinds[type(config)].admit(config)  # core.engine.memory.check: a run that cannot fit is refused
         local = not any(getattr(c, "node", None) for c in configs) and len({type(c) for c in configs}) == 1
-        fit = fits is not None and fits(configs, waiting=self._pool.size)
-        together = run_ids[0] if len(configs) > 1 and local and fit else None
-        jobs = [Job(run_id=i, config=c, order=next(self._counter), together=together) for c, i in zip(configs, run_ids, strict=True)]  # fmt: skip
+        fit = local and self._kinds[type(configs[0])].fits_together(configs, waiting=self._pool.size)
+        group, turns = tuple(run_ids), len(configs) > 1 and fit
+        jobs = [Job(i, c, order=next(self._counter), group=group, takes_turns=turns) for c, i in zip(configs, run_ids, strict=True)]  # fmt: skip
         with self._cond:
             for job in jobs:
                 self._jobs[job.run_id] = job
@@ -200,7 +192,7 @@ class Runner:
                 if self._closed:
                     return
                 job = self._queue.pop(0)
-                group = [job] + ([j for j in self._queue if j.together == job.together] if job.together else [])
+                group = [job] + ([j for j in self._queue if j.group == job.group] if job.takes_turns else [])
                 for member in group:
                     if member is not job:
                         self._queue.remove(member)
@@ -210,10 +202,10 @@ class Runner:
                 self._cond.notify_all()
             for member in group:
                 self._emit("started", member)
-            if len(group) > 1:
-                self._run_together(group)
+            if getattr(job.config, "node", None):  # a Ray node's job: Ray is imported only now
+                self._finish(job, *ending(job, self._run_on_node(job), None))
             else:
-                self._finish(job, *self._run_in_worker(job))
+                self._run_in_workers(group)
             if not self._closed:
                 self._pool.fill()  # the next job's workers start now, once this one has ended
 
@@ -237,7 +229,7 @@ class Runner:
             self._cond.notify_all()
 
     def _relay(self, job: Job) -> Callable[[Any, Any], None]:
-        """on_item(item, result) for a job: keep the item, then tell the listeners (the store writes it).
+        """on_item(item, result) for a job: its run grows by the item (core.runner.growth), then the listeners hear it.
         An epoch still training (EpochInProgress) is only kept for the page, never told to the listeners."""
         event = getattr(job.config, "progress_unit", "epoch")  # "point" for a sweep
 
@@ -246,50 +238,37 @@ class Runner:
                 if isinstance(item, EpochInProgress):
                     job.in_progress = item
                     return
-                job.items.append(item)
-                job.result, job.in_progress = result, None
+                job.result, job.in_progress = grown(result, job.items, item), None
                 self._cond.notify_all()
             self._emit(event, job, item)
 
         return on_item
 
-    def _run_in_worker(self, job: Job) -> tuple[Any, str]:
-        """Run one job in the waiting worker (or on its Ray node), relaying its items; (result, state) however it ended."""
-        kind = self._kinds[type(job.config)]
-        if getattr(job.config, "node", None):  # a Ray node's job: Ray is imported only now
-            from core.cluster import remote
+    def _run_on_node(self, job: Job) -> Ending:
+        """Run one job on its Ray node (core.runner.remote), relaying its items; how it ended."""
+        from core.runner import remote
 
-            return ending(job, remote.run(kind, job.config, job.run_id, job.stop.is_set, self._relay(job)), None)
-        worker = self._pool.replace(*self._pool.take(1))
-        if not worker.ready:
-            worker.close()
-            return ending(job, ("died",), worker)
-        try:
-            with pool.timed():
-                said = worker.run(kind, job.config, job.run_id, job.stop, self._relay(job))
-        finally:
-            worker.close()  # it exits: its memory goes back
-        return ending(job, said, worker)
+        return remote.run(self._kinds[type(job.config)].run, job.config, job.run_id, job.stop.is_set, self._relay(job))
 
-    def _run_together(self, group: list[Job]) -> None:
-        """A group's jobs, each in a worker of its own (the waiting ones, then fresh ones, all ready before any
-        starts: a worker importing TensorFlow would slow a run being timed), taking turns (core.turns)."""
+    def _run_in_workers(self, group: list[Job]) -> None:
+        """A job, or a group's jobs taking turns (core.runner.turns), each in a worker of its own: the waiting ones,
+        then fresh ones, all ready before any starts (a worker importing TensorFlow would slow a run being timed)."""
         workers = [self._pool.replace(w) for w in self._pool.take(len(group))]
         turns = [
-            Turn(w, self._kinds[type(j.config)], j.config, j.run_id, j.stop, self._relay(j))
+            Turn(w, self._kinds[type(j.config)].run, j.config, j.run_id, j.stop, self._relay(j), len(group) > 1)
             for j, w in zip(group, workers, strict=True)
         ]
 
         def on_end(turn: Turn) -> None:
             job = group[turns.index(turn)]
-            turn.worker.close()  # its memory goes back now, not when the last of the group ends
+            turn.worker.close()  # it exits: its memory goes back now, not when the last of the group ends
             self._finish(job, *ending(job, turn.ending, turn.worker))
 
         try:
-            with pool.timed():
+            with timed():
                 alternate([t for t in turns if t.worker.ready], on_end)
         finally:
             for turn in turns:
                 if turn.ending is None:  # never started (it died starting up), or alternate() raised
-                    turn.ending = ("died",)
+                    turn.ending = Died()
                     on_end(turn)

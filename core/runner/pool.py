@@ -16,9 +16,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
-from core.worker import Worker
+from core.runner.worker import Worker
 
 STARTUP_TIMEOUT = 180.0  # a start-up that takes longer (a dead disk) no longer holds jobs back
 
@@ -27,12 +26,12 @@ _starting: set[Worker] = set()  # started, not yet ready nor dead
 _timed = 0  # jobs of this process running now
 
 
-def start(kinds: Iterable[Callable[..., Any]]) -> Worker:
-    """A new worker, started once no job of this process is being timed."""
+def start(warm_ups: Iterable[Callable[[], None]]) -> Worker:
+    """A new worker (warming up with warm_ups), started once no job of this process is being timed."""
     with _cond:
         while _timed:
             _cond.wait()
-        worker = Worker(kinds)
+        worker = Worker(warm_ups)
         _starting.add(worker)
         return worker
 
@@ -62,8 +61,8 @@ def timed() -> Iterator[None]:
 class Pool:
     """The workers waiting for the next job of one Runner: `size` of them once filled."""
 
-    def __init__(self, kinds: Iterable[Callable[..., Any]], size: int = 1) -> None:
-        self._kinds = list(kinds)
+    def __init__(self, warm_ups: Iterable[Callable[[], None]], size: int = 1) -> None:
+        self._warm_ups = list(warm_ups)
         self.size = max(1, size)
         self._lock = threading.Condition()
         self._waiting: list[Worker] = []
@@ -75,7 +74,7 @@ class Pool:
             with self._lock:
                 if len(self._waiting) >= self.size:
                     return
-            worker = start(self._kinds)
+            worker = start(self._warm_ups)
             with self._lock:
                 self._waiting.append(worker)
                 self._lock.notify_all()
@@ -84,14 +83,14 @@ class Pool:
         """`count` workers for a job or a group: the waiting ones first, then fresh ones (starting now)."""
         with self._lock:
             taken, self._waiting = self._waiting[:count], self._waiting[count:]
-        return taken + [start(self._kinds) for _ in range(count - len(taken))]
+        return taken + [start(self._warm_ups) for _ in range(count - len(taken))]
 
     def replace(self, worker: Worker) -> Worker:
         """`worker` once it is ready, or a fresh one if it died starting up (e.g. killed): one try."""
         if worker.wait_ready():
             return worker
         worker.close()
-        fresh = start(self._kinds)
+        fresh = start(self._warm_ups)
         fresh.wait_ready()
         return fresh
 

@@ -1,0 +1,123 @@
+"""The device modes the Train view offers (CPU, a GPU, CPU vs GPU, execution modes, a Ray node's), given the
+hardware check's answer (core.hardware_check), and the validated configs a mode's Run submits (plan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core import device_kinds
+from core.axes import AXES, Comparison
+from core.config import EXECUTIONS, ConfigError, TrainConfig, split_device
+from core.hardware_check import CHECKING, FAILED, READY, Hardware
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A device choice: one run, or two runs side by side that differ only in `runs`' overrides."""
+
+    key: str
+    label: str
+    runs: tuple[dict[str, str], ...]
+    needs_gpu: bool
+
+
+def modes(hardware: Hardware) -> list[Mode]:
+    """Every device mode, GPU ones included even when there is no GPU (so they can be shown as unavailable)."""
+    gpus = [f"gpu:{g.get('index', i)}" for i, g in enumerate(hardware.gpus)] or ["gpu:0"]
+    names = {f"gpu:{g.get('index', i)}": g.get("name") for i, g in enumerate(hardware.gpus)}
+    first = gpus[0]
+    found = [
+        Mode("cpu", "CPU", ({"device": "cpu"},), False),
+        *(Mode(g, f"{g.upper()} · {names[g]}" if names.get(g) else "GPU", ({"device": g},), True) for g in gpus),
+        Mode("cpu-vs-gpu", "CPU vs GPU", ({"device": "cpu"}, {"device": first}), True),
+        Mode("fit:cpu", "Multi-step loop vs plain model.fit, on the CPU", _fit_runs("cpu"), False),
+        Mode("executions:cpu", EXECUTIONS_LABEL.format(device="the CPU"), _execution_runs("cpu"), False),
+    ]
+    if hardware.gpus:
+        found += [
+            Mode(f"fit:{first}", f"Multi-step loop vs plain model.fit, on {first.upper()}", _fit_runs(first), True),
+            Mode(f"executions:{first}", EXECUTIONS_LABEL.format(device=first.upper()), _execution_runs(first), True),
+        ]
+    return found + [mode for node in hardware.nodes if not node.get("message") for mode in node_modes(node)]
+
+
+def node_modes(node: dict[str, Any]) -> list[Mode]:
+    """A Ray node's choices, each label naming its host: its CPU, a GPU, all its GPUs, and this CPU against its best."""
+    name, host = node["name"], node["host"]
+    where = f"{host.get('hostname') or name}"
+    cpu = Mode(f"{name}/cpu", f"{name}/CPU · {where}", ({"device": f"{name}/cpu"},), False)
+    found = host.get("gpus") or []
+    # One GPU choice per node: Ray gives the job a free GPU and sets CUDA_VISIBLE_DEVICES, so it is gpu:0 there.
+    which = f" (Ray gives one of {len(found)})" if len(found) > 1 else ""
+    gpus = [
+        Mode(f"{name}/gpu:0", f"{name}/GPU:0 · {found[0]['name']}{which} · {where}", ({"device": f"{name}/gpu:0"},), False)
+    ] if found else []  # fmt: skip
+    if len(found) > 1:  # MirroredStrategy trains through model.fit (core.config)
+        runs = ({"device": f"{name}/gpu:all", "execution": "keras-fit"},)
+        label = f"{name}/GPU:all ({len(found)} GPUs, MirroredStrategy) · {where}"
+        gpus.append(Mode(f"{name}/gpu:all", label, runs, False))
+    best = gpus[0] if gpus else cpu
+    versus = Mode(f"cpu-vs-{best.key}", f"CPU here vs {best.label}", ({"device": "cpu"}, *best.runs), False)
+    return [cpu, *gpus, versus]
+
+
+EXECUTIONS_LABEL = "model.fit vs steps_per_execution vs multi-step loop, on {device}"
+
+
+def _fit_runs(device: str) -> tuple[dict[str, str], ...]:
+    # The plain model.fit run first: it is the baseline the multi-step loop is measured against.
+    return ({"device": device, "execution": "keras-fit"}, {"device": device, "execution": "multi-step-loop"})
+
+
+def _execution_runs(device: str) -> tuple[dict[str, str], ...]:
+    # Every execution mode, plain model.fit (the baseline) first, in core.config.EXECUTIONS' order.
+    return tuple({"device": device, "execution": name} for name in EXECUTIONS)
+
+
+def unavailable(mode: Mode, hardware: Hardware) -> str | None:
+    """Why `mode` cannot run here ('no GPU found on this machine'), or None if it can."""
+    if not mode.needs_gpu:
+        return None
+    reasons: dict[str, Callable[[], str | None]] = {
+        CHECKING: lambda: "still checking for GPUs",
+        FAILED: lambda: "the hardware check failed, so GPUs are off",
+        READY: lambda: None if hardware.gpus else "no GPU found on this machine",
+    }
+    return reasons[hardware.state]()
+
+
+def plan(
+    settings: dict[str, Any], mode_key: str, hardware: Hardware, comparison: Comparison | None = None
+) -> list[TrainConfig]:
+    """The validated configs to submit for `mode_key`, or along `comparison`'s axis on that mode's device.
+
+    ConfigError (one sentence, nothing queued) if a setting is bad, a device absent, or a device's kind
+    cannot run a precision or XLA choice (core.device_kinds).
+    """
+    by_key = {m.key: m for m in modes(hardware)}
+    mode = by_key.get(mode_key)
+    if mode is None:
+        raise ConfigError("device", f"device mode must be one of {', '.join(by_key)}, not {mode_key!r}.")
+    runs = mode.runs
+    if comparison is not None:
+        # Along an axis: the Device choice's device (its last, for a pair: the GPU of CPU vs GPU), every value on it.
+        field = AXES[comparison.axis].field
+        runs = tuple({**mode.runs[-1], field: value} for value in comparison.values)
+        mode = Mode(mode.key, mode.label, runs, mode.needs_gpu and field != "device")
+    reason = unavailable(mode, hardware)
+    if reason is not None:
+        raise ConfigError("device", f"{mode.label} cannot run here: {reason}.")
+    configs = [TrainConfig(**{**settings, **overrides}) for overrides in runs]
+    for config in configs:
+        node, local = split_device(config.device)
+        if node is None and local.startswith("gpu") and (why := unavailable(Mode("", "", (), True), hardware)):
+            raise ConfigError("device", f"{config.device.upper()} cannot run here: {why}.")
+        # A Ray node's device is judged by that node's own host description.
+        host = (
+            next((n.get("host") or {} for n in hardware.nodes if n.get("name") == node), {}) if node else hardware.host
+        )
+        device_kinds.check(config.device, config.precision, config.xla, host)
+    return configs

@@ -1,0 +1,193 @@
+"""What hardware the dashboard may train on (this machine's, a Ray cluster's nodes'), found without importing
+TensorFlow in its process; and the Devices view's rows of it. Which runs a device mode makes is core.device_modes.
+
+Finding GPUs needs TensorFlow (3-4 s to import, far more on a cold disk), so the dashboard asks a
+subprocess (`python -m core devices --json`) from a background thread, once per server process,
+and shows the page at once: CPU training needs no answer, GPU modes wait for one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from core import device_kinds
+from core.cluster.connect import ADDRESS_ENV
+from core.engine.devices import GPU_ADVICE
+from core.engine.limits import share_path
+
+ROOT = Path(__file__).resolve().parents[1]
+# A cold first import of TensorFlow (and CUDA probing) can take a minute on a slow disk.
+PROBE_TIMEOUT_S = 120
+
+CHECKING, READY, FAILED = "checking", "ready", "failed"
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """The hardware check's answer: state, the host as `python -m core devices --json` prints it, why it failed."""
+
+    state: str
+    host: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+    # A Ray cluster's nodes (TFDASH_RAY_ADDRESS), once they answered: {"name", "node_id", "host", "message"} each,
+    # host as the node's own `python -m core devices --json`; and the cluster check's sentence ("" without one).
+    nodes: tuple[dict[str, Any], ...] = ()
+    cluster: str = ""
+    # The cluster's address (TFDASH_RAY_ADDRESS): only the presenter's page shows it; and, for a cluster used without
+    # token authentication (allowed), the warning every page shows.
+    cluster_address: str = ""
+    cluster_warning: str = ""
+
+    @property
+    def gpus(self) -> list[dict[str, Any]]:
+        """GPUs TensorFlow can use here (none while checking or after a failed check)."""
+        return list(self.host.get("gpus") or []) if self.state == READY else []
+
+
+def _run_check(command: list[str], timeout: float) -> Hardware:
+    try:
+        # This machine's devices: without the cluster's address, which would make `devices` list the cluster's.
+        env = {k: v for k, v in os.environ.items() if k != ADDRESS_ENV}
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return Hardware(FAILED, message=f"The hardware check did not answer within {timeout:.0f} s, so GPUs are off.")
+    except OSError as err:
+        return Hardware(FAILED, message=f"The hardware check could not start ({err.strerror}), so GPUs are off.")
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1][:200]
+        return Hardware(FAILED, message=f"The hardware check failed ({last}), so GPUs are off.")
+    try:
+        host = json.loads(done.stdout)
+    except ValueError:
+        return Hardware(FAILED, message="The hardware check printed something that is not JSON, so GPUs are off.")
+    if not isinstance(host, dict):
+        return Hardware(FAILED, message="The hardware check answered in an unknown format, so GPUs are off.")
+    return Hardware(READY, host=host)
+
+
+class Prober:
+    """Runs the check once on a daemon thread; any thread may read the answer."""
+
+    def __init__(self, command: list[str] | None = None, timeout: float = PROBE_TIMEOUT_S):
+        self.command = command or [sys.executable, "-m", "core", "devices", "--json"]
+        self.timeout = timeout
+        self._result = Hardware(CHECKING)
+        self._started = False
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start the check unless it has been started already."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._work, name="hardware-probe", daemon=True).start()
+
+    def _work(self) -> None:
+        self._result = _run_check(self.command, self.timeout)
+        self._done.set()
+
+    def result(self) -> Hardware:
+        """The answer so far (state CHECKING until the subprocess has answered)."""
+        return self._result
+
+    def wait(self, timeout: float | None = None) -> Hardware:
+        """Block until the check has answered (or timeout); return the answer so far."""
+        self.start()
+        self._done.wait(timeout)
+        return self._result
+
+
+class ClusterProber(Prober):
+    """The Ray cluster's nodes and their devices (core.cluster), checked once on a daemon thread like this machine."""
+
+    def __init__(self) -> None:
+        super().__init__()  # its command is unused: _work asks the cluster instead
+        self.nodes: tuple[dict[str, Any], ...] = ()
+        self.sentence = ""
+        self.warning = ""
+
+    def _work(self) -> None:
+        from core.cluster import connect, nodes  # Ray is imported here, off the page's first render
+
+        self.sentence = f"Asking the Ray cluster at {connect.configured()} for its nodes…"
+        try:
+            address = connect.connect()
+            answers = nodes.probe()
+        except connect.ClusterError as err:
+            self.sentence = f"{err} Only this machine's devices are offered."
+        else:
+            self.nodes = tuple(
+                {"name": a.node.name, "node_id": a.node.node_id, "host": a.host, "message": a.message} for a in answers
+            )
+            self.sentence = f"Ray cluster at {address}: {len(answers)} node(s)."
+            self.warning = connect.warning() or ""
+        self._done.set()
+
+
+_default = Prober()
+_cluster = ClusterProber()
+
+
+def start() -> None:
+    """Start the process-wide hardware check (once), and the cluster's when TFDASH_RAY_ADDRESS names one.
+
+    The check also measures each device's peak and bandwidth for this server: into the file LIMITS_ENV names (set
+    here, so the check's subprocess and every worker the runner starts later inherit it), for every run to use.
+    """
+    share_path()
+    _default.start()
+    if os.environ.get(ADDRESS_ENV, "").strip():
+        _cluster.start()
+
+
+def wait_cluster(timeout: float | None = None) -> Hardware:
+    """Wait for the process-wide cluster check (started by start()); the answer so far."""
+    _cluster._done.wait(timeout)
+    return result()
+
+
+def result() -> Hardware:
+    """The process-wide hardware check's answer so far, with the cluster's nodes once they have answered."""
+    if not os.environ.get(ADDRESS_ENV, "").strip():
+        return _default.result()
+    sentence = _cluster.sentence or "Asking the Ray cluster for its nodes…"
+    return replace(_default.result(), nodes=_cluster.nodes, cluster=sentence,
+                   cluster_address=os.environ[ADDRESS_ENV].strip(), cluster_warning=_cluster.warning)  # fmt: skip
+
+
+def wait(timeout: float | None = None) -> Hardware:
+    """Wait for the process-wide hardware check (started as start() starts it, if it was not)."""
+    start()
+    return _default.wait(timeout)
+
+
+def host_rows(hardware: Hardware) -> list[tuple[str, str]]:
+    """(what, details) rows describing the CPU, the TensorFlow build and each GPU, for a table."""
+    h = hardware.host
+    cudnn = f", cuDNN {h['cudnn_build']}" if h.get("cudnn_build") else ""
+    cuda = f"CUDA {h['cuda_build']}{cudnn}" if h.get("cuda_build") else "none (CPU-only)"
+    if not h.get("cuda_build") and hardware.gpus:  # Apple's tensorflow-metal, or another PluggableDevice
+        cuda = "no CUDA; the GPU is a PluggableDevice"
+    rows = [
+        ("CPU", f"{h.get('cpu_model')}, {h.get('cpu_cores')} cores"),
+        ("TensorFlow", f"{h.get('tensorflow')} (Keras {h.get('keras')}), Python {h.get('python')}"),
+        ("Built with", cuda),
+    ]
+    for gpu in hardware.gpus:
+        memory = f", {gpu['memory_mb']:,} MiB" if gpu.get("memory_mb") else ""
+        capability = f", compute capability {gpu['compute_capability']}" if gpu.get("compute_capability") else ""
+        kind, _ = device_kinds.kind_of(f"gpu:{gpu['index']}", h)
+        through = "" if kind.name == "cuda" else f" ({kind.label})"  # CUDA's is said under Built with
+        rows.append((f"GPU:{gpu['index']}", f"{gpu['name']}{through}{capability}{memory}"))
+    if not hardware.gpus:
+        rows.append(("GPU", f"none found. {GPU_ADVICE}"))
+    return rows

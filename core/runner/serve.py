@@ -1,0 +1,85 @@
+"""The worker process's own side (`python -m core.runner.serve FD`): warm up, say Ready, run at most one job, exit.
+
+Its parent holds it as a core.runner.worker.Worker; what they say is core.runner.protocol. A module of its own, so
+`python -m` runs it without the package having imported it first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from multiprocessing.connection import Connection
+from typing import Any
+
+from core.runner.growth import head
+from core.runner.protocol import Done, Go, Hello, Item, Ready, Start, Stop, WantsTurn
+
+
+def _serve(conn: Connection) -> None:
+    hello: Hello = conn.recv()
+    sys.path[:0] = [p for p in hello.path if p not in sys.path]
+    # The seconds a warm-up costs (core.engine.kinds: import TensorFlow and Keras) pass while the worker waits,
+    # not after someone pressed Run.
+    for warm_up in hello.warm_ups:
+        warm_up()
+    conn.send(Ready(os.getpid()))
+    start = conn.recv()
+    if not isinstance(start, Start):
+        return
+    stop, go = threading.Event(), threading.Event()
+    threading.Thread(target=_listen, args=(conn, stop, go), name="stop-listener", daemon=True).start()
+    sending = threading.Lock()  # model.fit's stop checks (which send an epoch's progress) run on Keras' threads
+
+    def on_item(item: Any, result: Any) -> None:
+        with sending:
+            conn.send(Item(item, head(result)))  # sent once: the parent's run grows by the item
+
+    def take_turn() -> None:
+        """Block until the parent says Go (or Stop): the job's next part then runs while the others wait."""
+        go.clear()
+        if stop.is_set():
+            return
+        with sending:
+            conn.send(WantsTurn())
+        go.wait()
+
+    turns = {"take_turn": take_turn} if start.turns else {}
+    try:
+        result = start.job(start.config, on_item, stop.is_set, start.run_id, **turns)
+        done = Done(result, getattr(result, "status", "completed"))
+    except Exception as err:  # noqa: BLE001 - job functions should not raise; say it rather than die
+        done = Done(None, "failed", f"{type(err).__name__}: {err}")
+    conn.send(done)
+
+
+def _listen(conn: Connection, stop: threading.Event, go: threading.Event) -> None:
+    """The parent's Stop and Go, heard while the job runs."""
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            os._exit(1)  # the parent has gone: nobody will ever read this job's result
+        if isinstance(message, Stop):
+            stop.set()
+            go.set()  # a job waiting for its turn wakes, to stop
+        elif isinstance(message, Go):
+            go.set()
+
+
+def main(fd: int) -> None:
+    """The worker process: get ready, run at most one job, exit."""
+    conn = Connection(fd)
+    try:
+        _serve(conn)
+    except (EOFError, OSError):
+        pass  # the parent closed the connection (it exited, or closed the Runner): nothing to do
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # os._exit: TensorFlow's threads can make a normal interpreter exit hang or crash at teardown.
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))

@@ -1,0 +1,123 @@
+"""The training worker: a fresh Python process that imports TensorFlow before it is needed, runs one job, exits.
+
+Why a process: TensorFlow never gives memory back to the operating system, so a server that trained
+in its own process only ever grew (CNN batch 32768 twice: 3.6 -> 16.4 GB). A worker that exits
+after each job returns all of it; the next worker starts at once and imports TensorFlow while
+nobody waits, so the first Run after the server starts is as quick as later ones.
+
+Why not multiprocessing's "spawn" context: it re-runs the parent's __main__ in the child, and under
+Streamlit __main__ is the app script (its script runner installs it there), so every worker would
+run the whole page and start a Runner of its own. `python -m core.runner.serve FD` is the same fresh
+interpreter that spawn gives (never a fork after TensorFlow), talking over multiprocessing's own
+Connection (a socketpair, pickled messages: core.runner.protocol). This is the parent's handle; the
+parent's side of a job is core.runner.turns (one job is a group of one), the worker's core.runner.serve.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from multiprocessing.connection import Pipe
+from pathlib import Path
+
+from core.runner.protocol import Done, Exit, Go, Hello, Item, Ready, Start, Stop, WantsTurn
+
+ROOT = Path(__file__).resolve().parents[2]
+# How often the parent looks for a stop request while it waits for the worker's next message.
+POLL_SECONDS = 0.05
+
+
+class Worker:
+    """The parent's handle on one worker process, started (and warming up) as soon as it is made."""
+
+    def __init__(self, warm_ups: Iterable[Callable[[], None]]) -> None:
+        self.conn, child = Pipe()
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "core.runner.serve", str(child.fileno())],
+            pass_fds=(child.fileno(),),
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+        child.close()
+        self.ready = False
+        self._ready_lock = threading.Lock()  # the dispatcher and Runner.warm() may both wait for Ready
+        self.pid = self.proc.pid
+        # The parent's path first, so the worker imports job functions from the modules the parent has.
+        self.conn.send(Hello(list(sys.path), list(dict.fromkeys(warm_ups))))
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until the worker has imported everything (True), or it died or timed out (False)."""
+        with self._ready_lock:
+            if not self.ready:
+                try:
+                    if self.conn.poll(timeout):
+                        self.ready = isinstance(self.conn.recv(), Ready)
+                except (EOFError, OSError):
+                    return False
+            return self.ready
+
+    def poll_ready(self) -> bool:
+        """Whether the worker has said it is ready, without waiting (False while another thread waits for it)."""
+        if self.ready or not self._ready_lock.acquire(blocking=False):
+            return self.ready
+        try:
+            if self.conn.poll(0):
+                self.ready = isinstance(self.conn.recv(), Ready)
+        except (EOFError, OSError):
+            pass  # died starting up: not ready
+        finally:
+            self._ready_lock.release()
+        return self.ready
+
+    def send(self, message: Start | Go) -> None:
+        """Hand the worker its one job, or its turn (raises OSError if it has died)."""
+        self.conn.send(message)
+
+    def stop(self) -> None:
+        """Ask the job to stop at its next check (should_stop() turns True)."""
+        try:
+            self.conn.send(Stop())
+        except OSError:
+            pass  # already gone: nothing left to stop
+
+    def receive(self, timeout: float) -> Item | WantsTurn | Done | None:
+        """The worker's next message, None if none came within timeout; EOFError if the worker has died."""
+        try:
+            return self.conn.recv() if self.conn.poll(timeout) else None
+        except OSError as err:
+            raise EOFError(str(err)) from None
+
+    def kill(self) -> None:
+        """End the worker now (SIGKILL): a step in progress cannot be interrupted any other way."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Let an idle or finished worker exit (killing it after timeout) and reap it."""
+        try:
+            self.conn.send(Exit())
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.conn.close()
+
+    def how_it_ended(self) -> str:
+        """'was killed (SIGKILL, ...)' or 'exited with code 1', for the sentence of a job it left unfinished."""
+        try:
+            code = self.proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            return "stopped answering"
+        if code < 0:
+            name = signal.Signals(-code).name
+            why = ", often the system running out of memory" if -code == signal.SIGKILL else ""
+            return f"was killed ({name}{why})"
+        return f"exited with code {code}"
