@@ -51,9 +51,6 @@ __all__ = [
 # Timing targets, in seconds of device work.
 WARMUP_STEPS, WARMUP_SECONDS = 3, 0.3
 REPEAT_SECONDS = 0.5  # one timed repeat when steps is auto
-# Synthetic samples kept on the device; batches draw from them with replacement, so any batch
-# size works and memory stays small (8,192 x 784 float32 = 25 MB).
-SYNTHETIC_POOL = 8192
 # Indices per call are drawn once per point, up to this many (8 MB of int32).
 INDEX_BUDGET = 2**21
 # Plain SGD, the tutorial's optimizer; the rate does not change the arithmetic, and a small one
@@ -145,7 +142,9 @@ def run_sweep(
         # Every device is resolved before anything is timed: a missing GPU fails at once.
         targets = {name: devices.resolve(name) for name in config.devices}
         result.model = _model_info(config)
-        data = datasets.load(config.dataset, SYNTHETIC_POOL if config.dataset == "synthetic" else None, config.seed)
+        data = datasets.load(
+            config.dataset, datasets.SWEEP_POOL_SIZE if config.dataset == "synthetic" else None, config.seed
+        )
         for name, tf_device in targets.items():
             if stop():
                 raise Cancelled
