@@ -77,7 +77,7 @@ class Recorder:
         """Store the final state (the whole result, else `state` and `error`), trying a locked file SAVE_TRIES
         times; the refusal if it still failed (then retry() may write it later)."""
         if result is not None:
-            return self.finish_with(lambda: self.store.save(result))  # inserts the run if it was never begun
+            return self.finish_with(lambda: self.store.finish(result))  # inserts the run if it was never begun
         if self.begun:
             return self.finish_with(lambda: self.store.mark(self.run_id, state, error))
         return None  # nothing was ever stored, so nothing is left saying `running`
@@ -173,5 +173,5 @@ def _final(recorder: Recorder, job: Any) -> StoreError | None:
         return recorder.finish(state=state, error=getattr(job, "error_text", None))
     if hasattr(result, "kind") and hasattr(result, "to_dict"):  # a sweep, stored whole if its result says its kind
         store = recorder.store
-        return recorder.finish_with(lambda: store.save_record(result.kind, result.to_dict(), job.run_id, job.state))
+        return recorder.finish_with(lambda: store.finish(result, run_id=job.run_id, status=job.state))
     return None
