@@ -17,8 +17,8 @@ from typing import Any
 from core import device_kinds
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine import devices, flops, learned, limits, models, profile, shapes, timeline, traffic
-from core.engine.executions import ENGINES, Engine, jit_compile_for
+from core.engine import devices, executions, flops, learned, limits, models, profile, shapes, timeline, traffic
+from core.engine.executions import Execution, jit_compile_for
 from core.engine.job import Cancelled, StopCheck, check_placement, never_stop, run_job
 from core.engine.tf_setup import tf
 from core.results import EpochInProgress, EpochMetrics, RunResult, utc_now
@@ -59,7 +59,7 @@ class SetUp:
     jit_compile: bool
     replicas: int
     model: Any
-    execution: Engine
+    execution: Execution
     variables_on: str
     train_flops: int  # per sample, forward and backward (core.engine.flops)
     strip: list[int]  # the test rows whose predictions the audience sees (core.engine.learned)
@@ -114,7 +114,7 @@ def _run(result: RunResult, config: TrainConfig, hooks: Hooks, measurements: boo
             if epoch == 2 and measurements:
                 measure_device(result.device, setup.config, data, jit_compile, tf_device, hooks.should_stop)
             metrics = train_epoch(setup, epoch, result.epochs, hooks)
-            if result.epochs:  # only the last epoch keeps its snapshot: a file stays small
+            if result.epochs:  # only the last epoch keeps what it learned: a file stays small
                 result.epochs[-1] = replace(result.epochs[-1], learned=None)
             result.epochs.append(metrics)
             if hooks.on_epoch is not None:
@@ -136,7 +136,7 @@ def set_up(config: TrainConfig, strategy, data: datasets.Dataset, tf_device: str
     # Build inside the scope: variables stay on the device they were created on.
     model = models.build(config.model, config.hidden_units, config.precision)
     variables_on = check_placement(model, tf_device)
-    execution = ENGINES[config.execution](run_config, model, data, jit_compile)
+    execution = executions.REGISTRY[config.execution](run_config, model, data, jit_compile)
     strip = learned.strip_indices(data.y_test, config.seed)
     return SetUp(
         config=run_config, data=data, tf_device=tf_device, jit_compile=jit_compile, replicas=replicas, model=model,
@@ -204,7 +204,7 @@ def train_epoch(setup: SetUp, epoch: int, before: list[EpochMetrics], hooks: Hoo
         warmup=epoch == 1,
         gflops_per_second=setup.train_flops * execution.samples_per_epoch / train_seconds / 1e9,
         calls=calls_so_far(execution.marks),
-        learned=learned.snapshot(setup.model, config.model, setup.x_strip, setup.strip, labels),
+        learned=learned.of_model(setup.model, config.model, setup.x_strip, setup.strip, labels),
     )
 
 
