@@ -3,7 +3,7 @@
 Builds a zip of --runs valid run files shaped like the tutorial's (10 epochs of softmax, 25 calls of the step loop
 each, what the model learned on the last: its ten 28x28 templates), as several runs picked in History download; by
 default 200 of them, about 3.7 MB, as in issue 19. Then, in a fresh process, imports it the way the page does
-(core.history.archive, then Store.import_result_bytes for each member) into an empty history, and prints the wall
+(core.history.archive, then Store.import_file for each member) into an empty history, and prints the wall
 seconds and the peak resident memory over that process's own before-import size. Also a zip bomb (200 members of
 6 MB zeros, 1.2 MB zipped): the seconds and the memory until it is refused.
 
@@ -73,7 +73,7 @@ def child(zip_path: str, db: str) -> None:
                 said.append(f"{name}: {problem}")
                 continue
             try:
-                said.append(store.import_result_bytes(content).added)
+                said.append(store.import_file(content).added)
             except ValueError as err:  # RunFileError: one sentence for this member
                 said.append(f"{name}: {err}")
     except ValueError as err:

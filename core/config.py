@@ -6,9 +6,10 @@ Light to import (no TensorFlow), so a page can build and check one before anythi
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
+
+from core.device_spec import DeviceSpec, parse_device_name
 
 DATASETS = ("mnist", "fashion_mnist", "synthetic")
 MODELS = ("softmax", "mlp", "cnn")
@@ -17,9 +18,7 @@ OPTIMIZERS = ("sgd", "adam")
 # "keras-fit-spe" the same with compile(steps_per_execution=N), Keras' own answer to per-step
 # overhead; "multi-step-loop" this project's loop of many optimizer steps in one tf.function.
 EXECUTIONS = ("keras-fit", "keras-fit-spe", "multi-step-loop")
-# Names older versions wrote ("fast", "keras-default"): accepted and read as the new name, so
-# stored runs and scripts keep working. A stored file keeps its own words; only configs built
-# from it use the new ones.
+# Names older versions wrote: read as the new name (a stored file keeps its own words), so old runs still import.
 EXECUTION_ALIASES = {"fast": "multi-step-loop", "keras-default": "keras-fit"}
 # Keras 3 dtype policies (keras.DTypePolicy names), set per layer: float32 throughout, or computing in
 # float16 / bfloat16 with float32 variables.
@@ -27,9 +26,7 @@ PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 # XLA (Keras' jit_compile): "auto" resolves per device kind (core.device_kinds), "on" and "off" as said.
 XLA_CHOICES = ("auto", "on", "off")
 
-# Training-set sizes, known without loading anything, so a batch size can be
-# checked against them when the config is built. Synthetic data is generated at
-# the size asked for (train_subset), 60,000 by default like the real datasets.
+# Training-set sizes, known without loading anything, so a batch size is checked where the config is built.
 TRAIN_SIZES = {"mnist": 60_000, "fashion_mnist": 60_000, "synthetic": 60_000}
 
 MAX_EPOCHS = 1000
@@ -40,9 +37,6 @@ MIN_SUBSET = 10
 MAX_SYNTHETIC = 1_000_000
 MAX_HIDDEN = 16_384
 
-# NODE/ names a Ray cluster's node (core.cluster): its Ray node name (`ray start --node-name`, by default its IP
-# address) or the start of its node id. `:all` is MirroredStrategy over every device of that kind on the host.
-_DEVICE_RE = re.compile(r"^(?:([a-z0-9][a-z0-9._-]{0,62})/)?(cpu|gpu)(?::(\d{1,3}|all))?$")
 DEVICE_FORMS = "cpu, gpu, gpu:N, cpu:N, gpu:all or cpu:all, optionally after NODE/ for a Ray node"
 
 
@@ -54,15 +48,17 @@ class ConfigError(ValueError):
         self.field = field
 
 
+def parse_device(value: Any) -> DeviceSpec:
+    """'GPU' -> DeviceSpec(None, 'gpu'), 'Box/GPU:ALL' -> DeviceSpec('box', 'gpu', 'all'); raise ConfigError else."""
+    spec = parse_device_name(value)
+    if spec is None:
+        raise ConfigError("device", f"device must be {DEVICE_FORMS} (N a device number), not {value!r}.")
+    return spec
+
+
 def normalize_device(value: Any) -> str:
     """'GPU' -> 'gpu', ' cpu:1 ' -> 'cpu:1', 'Box/GPU:ALL' -> 'box/gpu:all'; raise ConfigError for anything else."""
-    text = str(value).strip().lower() if isinstance(value, str) else None
-    match = _DEVICE_RE.match(text or "")
-    if not match:
-        raise ConfigError("device", f"device must be {DEVICE_FORMS} (N a device number), not {value!r}.")
-    node, kind, index = match.groups()
-    local = kind if index is None else f"{kind}:{index if index == 'all' else int(index)}"
-    return f"{node}/{local}" if node else local
+    return str(parse_device(value))
 
 
 def split_device(device: str) -> tuple[str | None, str]:
@@ -114,7 +110,9 @@ class TrainConfig:
     def __post_init__(self) -> None:
         _choice("dataset", self.dataset, DATASETS)
         _choice("model", self.model, MODELS)
-        object.__setattr__(self, "device", normalize_device(self.device))
+        spec = parse_device(self.device)  # parsed once: the engine reads device_spec, never the text again
+        object.__setattr__(self, "_device_spec", spec)
+        object.__setattr__(self, "device", str(spec))
         object.__setattr__(self, "epochs", _int("epochs", self.epochs, 1, MAX_EPOCHS))
         _choice("optimizer", self.optimizer, OPTIMIZERS)
         object.__setattr__(self, "execution", _choice("execution", canonical_execution(self.execution), EXECUTIONS))
@@ -143,7 +141,7 @@ class TrainConfig:
         n_train = self.train_size
         _int("batch_size", self.batch_size, 1, min(MAX_BATCH, n_train), f" (the training set has {n_train:,} samples)")
         object.__setattr__(self, "batch_size", int(self.batch_size))
-        if self.device.endswith(":all") and self.execution == "multi-step-loop":
+        if spec.mirrored and self.execution == "multi-step-loop":
             raise ConfigError(
                 "execution",
                 f"execution must be keras-fit or keras-fit-spe for device {self.device}: "
@@ -151,9 +149,14 @@ class TrainConfig:
             )
 
     @property
+    def device_spec(self) -> DeviceSpec:
+        """`device` as parsed once, when the config was built: its node, device type and number."""
+        return self._device_spec
+
+    @property
     def node(self) -> str | None:
         """The Ray node this run trains on, or None for this machine."""
-        return split_device(self.device)[0]
+        return self.device_spec.node
 
     @property
     def train_size(self) -> int:
@@ -188,10 +191,7 @@ PRESETS = {
         "batch_size": 100, "epochs": 10, "seed": 0, "execution": "multi-step-loop", "train_subset": None, "hidden_units": 128,
         "precision": "float32", "xla": "auto",
     },
-    # Without a GPU, plain model.fit against the multi-step loop: about 20 s on a 2-core CPU from pressing Run,
-    # the workers' start-up included (the promise: under 30 s). Six epochs of 30,000 images, not three of 60,000
-    # (the same steps): the loop's pace jumps from epoch to epoch, so the headline rests on five steady epochs,
-    # not two: ±5-13% over five presses, not ±10-20% (bench/headline_stability.py, core.turns).
+    # Six epochs of 30,000 images, not three of 60,000: five steady epochs steady the headline (bench/headline_stability.py).
     "Quick demo": {
         "dataset": "fashion_mnist", "model": "mlp", "optimizer": "adam", "learning_rate": 0.001,
         "batch_size": 100, "epochs": 6, "seed": 0, "execution": "multi-step-loop", "train_subset": 30000, "hidden_units": 128,

@@ -47,8 +47,3 @@ STATUS_WORDS = {"cancelled": "stopped"}
 def status_words(status: str) -> str:
     """'stopped' for a cancelled job, every other status as it is: one wording on every view."""
     return STATUS_WORDS.get(status, status)
-
-
-def waiting_behind(what: str) -> str:
-    """'waiting behind training softmax on CPU, epoch 3 of 10'."""
-    return f"waiting behind {what}"

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from core.config import TrainConfig
-from core.engine.data import DEBIAN_FASHION_DIR, FASHION_FILES, SYNTHETIC_TEST_SIZE, synthetic_arrays
+from core.engine import models
+from core.engine.data import DEBIAN_FASHION_DIR, FASHION_FILES, TEST_SIZE, synthetic_arrays
 from core.engine.executions.base import jit_compile_for
 from core.engine.step import TARGET_CALL_SECONDS
 
@@ -35,32 +36,13 @@ _LOADERS = {
     "fashion_mnist": _FASHION,
     "mnist": "(x_train, y_train), (x_test, y_test) = keras.datasets.mnist.load_data()",
     "synthetic": inspect.getsource(synthetic_arrays).rstrip()
-    + f"\n\n\n(x_train, y_train), (x_test, y_test) = synthetic_arrays({{size}}, {SYNTHETIC_TEST_SIZE}, SEED)",
+    + f"\n\n\n(x_train, y_train), (x_test, y_test) = synthetic_arrays({{size}}, {TEST_SIZE}, SEED)",
 }
 _SCALE = [
     "# Scale images to the [0, 1] range, in float32 as the dashboard does.",
     'x_train, x_test = x_train.astype("float32") / 255.0, x_test.astype("float32") / 255.0',
     'y_train, y_test = y_train.astype("int32"), y_test.astype("int32")',
 ]
-
-# The same layers as core/engine/models.py.
-_MODELS = {
-    "softmax": ["keras.layers.Flatten()", 'keras.layers.Dense(10, activation="softmax")'],
-    "mlp": [
-        "keras.layers.Flatten()",
-        'keras.layers.Dense({hidden}, activation="relu")',
-        'keras.layers.Dense(10, activation="softmax")',
-    ],
-    "cnn": [
-        "keras.layers.Reshape((28, 28, 1))",
-        'keras.layers.Conv2D(32, 3, activation="relu")',
-        "keras.layers.MaxPooling2D(2)",
-        'keras.layers.Conv2D(64, 3, activation="relu")',
-        "keras.layers.MaxPooling2D(2)",
-        "keras.layers.Flatten()",
-        'keras.layers.Dense(10, activation="softmax")',
-    ],
-}
 
 _OPTIMIZERS = {"sgd": "SGD", "adam": "Adam"}
 
@@ -175,11 +157,10 @@ def keras_code(config: TrainConfig, steps_per_execution: int | None = None) -> s
     does, and prints each epoch's test accuracy. steps_per_execution: the run's calibrated N (its device
     info), for keras-fit-spe.
     """
-    kind, _, index = config.device.partition(":")
-    tf_device = f"/{kind.upper()}:{index or 0}"
+    tf_device = config.device_spec.tf_name
     subset, size = config.train_subset, config.train_subset or 60_000
     setup, epoch = _TRAINING[config.execution](config, steps_per_execution)
-    layers = [f"        {layer.format(hidden=config.hidden_units)}," for layer in _MODELS[config.model]]
+    layers = [f"        {spec.source()}," for spec in models.layer_specs(config.model, config.hidden_units)]
     lines = [
         f'"""The dashboard\'s run of {config.model} on {config.dataset}, {config.execution} on {config.device}, '
         'in plain TensorFlow/Keras."""',
@@ -209,7 +190,7 @@ def keras_code(config: TrainConfig, steps_per_execution: int | None = None) -> s
         "# Variables live on the device they are created on: build the model inside the scope.",
         f'with tf.device("{tf_device}"):',
         "    model = keras.Sequential([",
-        "        keras.Input((28, 28)),",
+        f"        keras.Input({models.INPUT_SHAPE}),",
         *layers,
         "    ])",
         *setup,

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.history.store import Store
 from tests.sample_runs import make_result
+from tests.store_helpers import integrity_check
 from tests.test_app import APP, page
 from ui import access
 from ui.resources import get_runner, get_store
@@ -208,7 +209,7 @@ def test_the_presenter_salvages_a_damaged_history_into_a_new_file_beside_it(tmp_
     (new,) = [p for p in tmp_path.iterdir() if p.name.startswith("damaged-salvaged-")]
     assert said.startswith("Salvaged ") and "of the 32 results found" in said and f"TFDASH_DB={new}" in said
     with Store(new) as saved:
-        assert saved.integrity_check() == "ok" and len(saved.history()) >= 25
+        assert integrity_check(saved) == "ok" and len(saved.history()) >= 25
 
 
 def test_a_viewers_page_thread_runs_below_the_training_and_the_presenters_does_not(monkeypatch):

@@ -85,7 +85,7 @@ def test_a_stored_comparison_overlays_again_with_one_pick():
     group = f"cmp{uuid.uuid4().hex[:8]}"
     ids = [f"{group}-1", f"{group}-2"]
     for i, run_id in enumerate(ids):
-        get_store().save(make_result(run_id=run_id, seed=i))
+        get_store().finish(make_result(run_id=run_id, seed=i))
     at = page("History")
     # Each group once, its label ending in the group's id.
     assert [o for o in at.selectbox(key="history_group").options if o.endswith(group)] != []

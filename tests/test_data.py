@@ -28,7 +28,7 @@ def test_synthetic_is_deterministic_per_seed_and_sized():
     a = data.load("synthetic", 500, seed=1)
     b = data.REGISTRY["synthetic"].load(500, 1)
     c = data.load("synthetic", 500, seed=2)
-    assert a.x_train.shape == (500, 28, 28) and len(a.y_test) == data.SYNTHETIC_TEST_SIZE
+    assert a.x_train.shape == (500, 28, 28) and len(a.y_test) == data.TEST_SIZE
     assert np.array_equal(a.x_train, b.x_train) and not np.array_equal(a.x_train, c.x_train)
     assert 0.0 <= a.x_train.min() and a.x_train.max() <= 1.0
 

@@ -55,9 +55,9 @@ def test_hand_totals_are_the_figures_quoted_elsewhere():
 
 
 def test_backward_is_twice_forward_except_the_first_layer():
-    by_layer = {layer.kind: layer for layer in models.flops_per_sample("mlp", 64).layers}
+    by_layer = {layer.layer_type: layer for layer in models.flops_per_sample("mlp", 64).layers}
     assert by_layer["Flatten"].train == 0
-    dense = [layer for layer in models.flops_per_sample("mlp", 64).layers if layer.kind == "Dense"]
+    dense = [layer for layer in models.flops_per_sample("mlp", 64).layers if layer.layer_type == "Dense"]
     assert dense[0].backward_inputs == 0 and dense[0].backward_weights == dense[0].forward
     # Bias gradient and bias add are the same size; the input gradient has no bias term.
     assert dense[1].backward_weights + dense[1].backward_inputs == 2 * dense[1].forward - 10

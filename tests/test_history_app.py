@@ -22,6 +22,7 @@ from core.history.limits import MAX_FILE_BYTES
 from core.history.rows import history_row
 from core.history.store import Store, get_store
 from tests.sample_runs import make_result
+from tests.store_helpers import checkpoint
 from tests.test_app import chart_specs, encoding, page, settle
 from ui import history, live, views
 from ui.resources import get_runner
@@ -137,14 +138,14 @@ def test_a_bad_file_shows_its_one_sentence_and_changes_nothing(data):
     with pytest.raises(RunFileError) as refused:
         parse_result_file(data)
     store = get_store()
-    store.checkpoint()
+    checkpoint(store)
     before = store.path.read_bytes()
     at = upload(page("History"), "bad.json", data)
     history = at
     assert [e.value for e in history.error] == [views.plain(f"bad.json: {refused.value}")]
     assert "\n" not in str(refused.value)
     assert not at.exception
-    store.checkpoint()
+    checkpoint(store)
     assert store.path.read_bytes() == before
 
 
@@ -171,13 +172,13 @@ def test_delete_asks_first_and_removes_only_the_picked_run(local_run):
 def test_several_runs_download_as_a_zip_of_importable_files_and_one_csv(tmp_path, local_run):
     store = get_store()
     server_id, data = server_file(seed=3)
-    store.import_result_bytes(data)
+    store.import_file(data)
     ids = [server_id, local_run]
     zipped = zipfile.ZipFile(io.BytesIO(archive.zip_files({f"run-{i}.json": store.export_json(i) for i in ids})))
     assert sorted(zipped.namelist()) == sorted(f"run-{i}.json" for i in ids)
     elsewhere = Store(tmp_path / "laptop.sqlite3")  # another machine's history
     for name in zipped.namelist():
-        assert elsewhere.import_result_bytes(zipped.read(name)).added
+        assert elsewhere.import_file(zipped.read(name)).added
     assert [r.to_dict() for r in elsewhere.load(ids)] == [r.to_dict() for r in store.load(ids)]
 
     csv = views.join_csv([store.export_csv(i) for i in ids]).splitlines()
@@ -308,7 +309,7 @@ def test_pages_showing_the_same_runs_share_one_drawing_of_them(monkeypatch):
     ids = []
     for seed in (21, 22):
         run_id, data = server_file(seed=seed)
-        get_store().import_result_bytes(data)
+        get_store().import_file(data)
         ids.append(run_id)
     pages = []
     for _ in range(3):  # three browser sessions, as three people would open History

@@ -20,6 +20,7 @@ from core.history.importer import RunFileError, parse_run_file
 from core.history.store import Store, StoreError
 from tests.conftest import ROOT, run_cli
 from tests.sample_runs import make_result
+from tests.store_helpers import checkpoint, integrity_check
 from tests.test_sweep_store import make_sweep
 
 TINY = ["--dataset", "synthetic", "--train-subset", "200", "--batch-size", "50"]
@@ -40,12 +41,12 @@ def raw_rows(path) -> list[tuple]:
 def test_a_run_whose_id_is_a_sweeps_is_refused_and_the_sweep_is_untouched(tmp_path):
     path = tmp_path / "runs.sqlite3"
     with Store(path) as store:
-        store.save(make_sweep(run_id="clash0000001"))
+        store.finish(make_sweep(run_id="clash0000001"))
         before = raw_rows(path)
         run = make_result(run_id="clash0000001", epochs=3)
         with pytest.raises(RunFileError, match="already in the history"):
-            store.import_bytes(run.to_json().encode())
-        for write in (store.finish, store.save):
+            store.import_file(run.to_json().encode())
+        for write in (store.finish,):
             with pytest.raises(StoreError, match="clash0000001 is already used by a sweep"):
                 write(run)
         with pytest.raises(StoreError, match="belongs to a sweep"):
@@ -318,9 +319,9 @@ def damaged_history(tmp_path):
     with Store(path) as store:
         for run in runs:
             store.finish(run)
-        store.save(make_sweep(run_id="sweep0000001"))
-        store.save(make_sweep(run_id="sweep0000002", seed=1))
-        store.checkpoint()
+        store.finish(make_sweep(run_id="sweep0000001"))
+        store.finish(make_sweep(run_id="sweep0000002", seed=1))
+        checkpoint(store)
     data = bytearray(path.read_bytes())
     marker = json.dumps(runs[17].epochs[20].test_accuracy).encode()
     page = data.index(marker) // 4096
@@ -337,7 +338,7 @@ def test_salvage_saves_every_readable_run_of_a_damaged_file(tmp_path, capsys):
     said = one_line(capsys.readouterr().out)
     assert said.startswith("Salvaged ") and "integrity check: ok" not in said and str(new) in said
     with Store(new) as saved:
-        assert saved.integrity_check() == "ok"
+        assert integrity_check(saved) == "ok"
         kept = {r.run_id: r for r in saved.load(r.run_id for r in saved.history())}
         assert len(saved.sweeps()) == 2 and saved.get_sweep("sweep0000001") == make_sweep(run_id="sweep0000001")
     whole = [r for r in runs if r.run_id in kept and len(kept[r.run_id].epochs) == 40]
@@ -356,7 +357,7 @@ def test_salvage_counts_rows_it_could_not_read_among_the_results_found(tmp_path,
     with Store(path) as store:
         for i in range(40):
             store.finish(make_result(run_id=f"run{i:09d}", epochs=5, seed=i))
-        store.checkpoint()
+        checkpoint(store)
     data = bytearray(path.read_bytes())
     pages = sorted({i // 4096 for i in range(len(data)) if data.startswith(b'"cpu_model"', i)})  # runs rows only
     page = pages[len(pages) // 2]
@@ -411,14 +412,14 @@ def test_export_all_writes_every_readable_result_one_per_line(tmp_path, capsys):
     with Store(path) as store:
         for i in range(3):
             store.finish(make_result(run_id=f"run{i:09d}", seed=i))
-        store.save(make_sweep())
+        store.finish(make_sweep())
     out = tmp_path / "all.jsonl"
     assert main(["export", "--all", "--out", str(out), "--db", str(path)]) == 0
     assert one_line(capsys.readouterr().err) == "Exported 4 of 4 results (3 runs, 1 sweeps)."
     fresh = tmp_path / "fresh.sqlite3"
     with Store(fresh) as again:
         for line in out.read_text().splitlines():
-            assert again.import_result_bytes(line.encode()).added
+            assert again.import_file(line.encode()).added
         assert [r.run_id for r in again.history()] == [r.run_id for r in Store(path).history()]
 
 

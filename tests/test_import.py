@@ -20,6 +20,7 @@ from core.history.store import Store
 from core.results import EpochMetrics
 from tests.conftest import ROOT
 from tests.sample_runs import make_result
+from tests.store_helpers import checkpoint, integrity_check
 
 VALID = make_result(run_id="gpu0run00001", epochs=3)
 VALID_TEXT = VALID.to_json()
@@ -37,9 +38,9 @@ def db_bytes(store: Store) -> dict[str, bytes]:
 def filled(tmp_path_factory):
     """A store holding one imported run and one local run (not VALID: a bad copy of it must fail on its own)."""
     store = Store(tmp_path_factory.mktemp("import") / "runs.sqlite3")
-    store.import_bytes(OTHER_TEXT.encode())
+    store.import_file(OTHER_TEXT.encode())
     store.finish(make_result(run_id="local1", seed=7))
-    store.checkpoint()
+    checkpoint(store)
     yield store
     store.close()
 
@@ -48,7 +49,7 @@ def assert_refused(store: Store, data: bytes, conflict: bool = False) -> str:
     """The file is refused with one sentence and not one byte of the database changes."""
     before = db_bytes(store)
     with pytest.raises(RunFileError) as info:
-        store.import_bytes(data)
+        store.import_file(data)
     message = str(info.value)
     # No file here reuses a stored run's id, so a refusal always comes from the checks, never the duplicate guard.
     assert "different run" not in message or conflict, message
@@ -60,12 +61,12 @@ def assert_refused(store: Store, data: bytes, conflict: bool = False) -> str:
 # -- valid files -----------------------------------------------------------------------
 def test_a_valid_file_round_trips_export_then_import_exactly(tmp_path):
     with Store(tmp_path / "a.sqlite3") as first, Store(tmp_path / "b.sqlite3") as second:
-        outcome = first.import_bytes(VALID_TEXT.encode())
+        outcome = first.import_file(VALID_TEXT.encode())
         assert outcome.added and outcome.run_id == "gpu0run00001"
         assert outcome.describe() == "Imported run gpu0run00001 from gpu-server (GPU:0, completed)."
         exported = first.export_json("gpu0run00001")
         assert exported == VALID_TEXT  # byte for byte the file that came in
-        second.import_bytes(exported.encode())
+        second.import_file(exported.encode())
         assert second.export_json("gpu0run00001") == exported
         assert second.get("gpu0run00001").to_dict() == VALID.to_dict()
         row = second.history()[0]
@@ -74,7 +75,7 @@ def test_a_valid_file_round_trips_export_then_import_exactly(tmp_path):
 
 def test_importing_the_same_run_twice_adds_nothing(filled):
     before = db_bytes(filled)
-    outcome = filled.import_bytes(OTHER_TEXT.encode())
+    outcome = filled.import_file(OTHER_TEXT.encode())
     assert not outcome.added
     assert outcome.describe() == "Run other0000001 from gpu-server is already in the history; nothing changed."
     assert db_bytes(filled) == before and len(filled.history()) == 2
@@ -83,9 +84,9 @@ def test_importing_the_same_run_twice_adds_nothing(filled):
 def test_a_file_without_a_run_id_is_named_by_its_content(tmp_path):
     text = make_result(run_id=None, seed=3).to_json()
     with Store(tmp_path / "runs.sqlite3") as db:
-        first = db.import_bytes(text.encode())
-        again = db.import_bytes(text.encode())
-        other = db.import_bytes(make_result(run_id=None, seed=4).to_json().encode())
+        first = db.import_file(text.encode())
+        again = db.import_file(text.encode())
+        other = db.import_file(make_result(run_id=None, seed=4).to_json().encode())
         assert first.added and not again.added and other.added
         assert first.run_id == again.run_id != other.run_id
         assert len(db.history()) == 2
@@ -308,10 +309,14 @@ def test_refusals_name_the_problem(filled):
         "config: batch_size must be from 1 to 1000": _set(VALID_DICT, ("config", "batch_size"), 5000),
         "missing the field 'status'": _drop(VALID_DICT, ("status",)),
         "status must be one of completed": _set(VALID_DICT, ("status",), "running"),
-        "only training runs can be imported": _set(VALID_DICT, ("kind",), "sweep"),
     }
     for says, data in cases.items():
         assert says in assert_refused(filled, _encode(data))
+    # A run's file that says it is a sweep: refused as a sweep by the store, named as such by the run-file reader.
+    labelled_sweep = _encode(_set(VALID_DICT, ("kind",), "sweep"))
+    assert_refused(filled, labelled_sweep)
+    with pytest.raises(RunFileError, match="only training runs can be imported"):
+        parse_run_file(labelled_sweep)
     assert "not UTF-8" in assert_refused(filled, VALID_TEXT.encode("utf-16"))
     assert "NaN" in assert_refused(
         filled, VALID_TEXT.replace('"test_accuracy": 0.', '"test_accuracy": NaN, "x": 0.', 1).encode()
@@ -391,7 +396,7 @@ def test_cli_import_of_a_bad_file_in_a_fresh_process_leaves_the_file_alone(tmp_p
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "NaN" in proc.stderr, proc.stderr
     assert {p.name: p.read_bytes() for p in tmp_path.glob("runs.sqlite3*")} == before
     with Store(db) as store:
-        assert [r.run_id for r in store.history()] == ["local1"] and store.integrity_check() == "ok"
+        assert [r.run_id for r in store.history()] == ["local1"] and integrity_check(store) == "ok"
 
 
 def test_a_zip_is_read_member_by_member_within_limits_counted_on_the_bytes_read():

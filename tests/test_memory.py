@@ -21,7 +21,7 @@ def test_layer_shapes_and_parameters_match_the_real_keras_model(name, hidden):
     for layer in model.layers:
         shape = tuple(layer.compute_output_shape(shape))
         real.append((type(layer).__name__, shape[1:], layer.count_params()))
-    assert [(la.kind, la.output, la.parameters) for la in memory.layers(name, hidden)] == real
+    assert [(la.layer_type, la.output, la.parameters) for la in memory.layers(name, hidden)] == real
 
 
 def test_the_cnn_estimate_worked_by_hand():

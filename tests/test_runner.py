@@ -16,6 +16,7 @@ from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
 from core.runner import Runner
 from tests.conftest import ROOT
+from tests.store_helpers import integrity_check, records
 
 QUICK = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=50, epochs=2)
 # Batch 1 makes an epoch of 1,000-2,000 samples last a few tenths of a second on a laptop core.
@@ -77,7 +78,7 @@ def test_queued_runs_never_overlap_and_all_complete(tmp_path, recorded):
     # A file exported here imports elsewhere and exports again byte for byte.
     with Store(tmp_path / "laptop.sqlite3") as laptop:
         text = store.export_json(first)
-        assert laptop.import_bytes(text.encode()).added and laptop.export_json(first) == text
+        assert laptop.import_file(text.encode()).added and laptop.export_json(first) == text
 
 
 def test_cancel_during_an_epoch_takes_under_a_second_and_keeps_finished_epochs(recorded):
@@ -131,7 +132,7 @@ def test_a_cli_training_killed_mid_run_is_interrupted_with_its_epochs(tmp_path):
     printed = [line for line in lines if line.startswith("epoch")]
 
     with Store(db) as store:
-        assert store.integrity_check() == "ok"
+        assert integrity_check(store) == "ok"
         run = store.get(run_id)
         assert run.status == "interrupted" and f"pid {proc.pid}" in run.error
         numbers = [m.epoch for m in run.epochs]
@@ -167,7 +168,7 @@ def test_other_kinds_of_job_are_stored_whole_when_they_finish(recorded):
     runner, store = recorded({**JOB_KINDS, EchoConfig: echo})
     run_id = runner.submit(EchoConfig("hello"))
     assert runner.wait(run_id, timeout=30).state == "completed"
-    assert store.records("echo") == [(run_id, EchoResult("hello").to_dict())]
+    assert records(store, "echo") == [(run_id, EchoResult("hello").to_dict())]
     assert store.get(run_id) is None and store.history() == []  # not a training run
 
 

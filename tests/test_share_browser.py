@@ -252,7 +252,7 @@ def test_text_from_a_file_is_shown_as_text_never_as_a_link_or_a_colour(shared, b
     other.config = {**other.config, "batch_size": 100}
     with Store(os.environ["TFDASH_DB"]) as store:  # as an import would: the same checks, the same file
         for result in (run, other):
-            store.import_result_bytes(result.to_json().encode())
+            store.import_file(result.to_json().encode())
     page, errors = open_page(browser, viewer_url)
     view(page, "History")
     wait_until_idle(page)

@@ -18,6 +18,7 @@ from core.history.database import MIGRATIONS, process_token
 from core.history.store import Store, StoreError, default_db_path
 from tests.conftest import ROOT
 from tests.sample_runs import make_epochs, make_result
+from tests.store_helpers import integrity_check, records, save_record
 
 CONFIG = TrainConfig(dataset="synthetic", train_subset=1000, epochs=5, batch_size=50)
 
@@ -106,12 +107,12 @@ def test_load_keeps_the_order_asked_and_delete_removes_epochs_too(db):
 
 def test_other_kinds_of_result_live_beside_runs_without_a_migration(db):
     sweep = {"schema_version": 1, "batch_sizes": [32, 64, 128], "seconds": [1.5, 0.9, 0.7]}
-    sweep_id = db.save_record("sweep", sweep)
+    sweep_id = save_record(db, "sweep", sweep)
     db.finish(make_result(run_id="r1"))
-    assert db.records("sweep") == [(sweep_id, sweep)]
+    assert records(db, "sweep") == [(sweep_id, sweep)]
     assert [r.run_id for r in db.history()] == ["r1"] and db.get(sweep_id) is None
     with pytest.raises(ValueError):
-        db.save_record("sweep", sweep, run_id="r1")  # a training run's id is taken
+        save_record(db, "sweep", sweep, run_id="r1")  # a training run's id is taken
     assert db._query("PRAGMA user_version")[0][0] == len(MIGRATIONS)
 
 
@@ -139,7 +140,7 @@ def test_a_run_whose_process_died_becomes_interrupted_with_its_epochs(tmp_path):
         assert (
             run.error == f"The process that ran it (pid {pid} on {socket.gethostname()}) ended before the run finished."
         )
-        assert db.integrity_check() == "ok"
+        assert integrity_check(db) == "ok"
 
 
 def test_a_run_whose_process_lives_stays_running(tmp_path):
@@ -195,7 +196,7 @@ def test_many_threads_write_and_read_at_once(db):
         t.join()
     assert errors == []
     assert len(db.history()) == 30 and all(len(r.epochs) == 3 for r in db.load(r.run_id for r in db.history()))
-    assert db.integrity_check() == "ok"
+    assert integrity_check(db) == "ok"
 
 
 def test_files_it_cannot_use_are_refused_in_one_sentence(tmp_path):

@@ -22,6 +22,7 @@ from core.history.importer import IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileEr
 from core.history.store import Store, StoreError, attach
 from core.runner import Runner
 from tests.sample_runs import SERVER_HOST, make_result
+from tests.store_helpers import checkpoint, save_record
 
 TINY = SweepConfig(model="softmax", batch_sizes=(16, 64), steps=5, repeats=2)
 
@@ -109,15 +110,15 @@ def test_export_then_import_round_trips_byte_for_byte(recorded, tmp_path):
     text = store.export_json(status.run_id)
     assert text == status.result.to_json()  # the file `sweep --json` writes
     with Store(tmp_path / "laptop.sqlite3") as laptop:
-        outcome = laptop.import_result_bytes(text.encode())
+        outcome = laptop.import_file(text.encode())
         assert outcome.added and outcome.kind == "sweep" and outcome.run_id == status.run_id
         assert outcome.describe() == f"Imported sweep {status.run_id} from {row_host(status)} (cpu, completed)."
         assert laptop.export_json(status.run_id) == text
         assert laptop.export_csv(status.run_id) == store.export_csv(status.run_id)
         assert laptop.sweeps()[0].origin == "imported"
-        laptop.checkpoint()
+        checkpoint(laptop)
         before = db_bytes(laptop)
-        again = laptop.import_result_bytes(text.encode())
+        again = laptop.import_file(text.encode())
         assert not again.added
         assert (
             again.describe()
@@ -147,16 +148,16 @@ def test_points_export_as_csv_exactly(recorded):
 def test_the_hand_built_sweep_is_valid_and_round_trips(tmp_path):
     # Every refusal below starts from this file, so it must itself be accepted.
     with Store(tmp_path / "runs.sqlite3") as db:
-        assert db.import_result_bytes(VALID_TEXT.encode()).added
+        assert db.import_file(VALID_TEXT.encode()).added
         assert db.export_json(VALID.run_id) == VALID_TEXT
         assert db.get_sweep(VALID.run_id).crossover == "GPU faster from batch 256."
 
 
 def test_sweeps_are_listed_newest_first_beside_runs_and_deleted_alone(tmp_path):
     with Store(tmp_path / "runs.sqlite3") as db:
-        db.import_result_bytes(make_sweep("old", started_at="2026-11-29T09:00:00.000+00:00").to_json().encode())
-        db.import_result_bytes(make_sweep("new", seed=1).to_json().encode())
-        db.import_result_bytes(make_result(run_id="run1").to_json().encode())  # the generic import takes runs too
+        db.import_file(make_sweep("old", started_at="2026-11-29T09:00:00.000+00:00").to_json().encode())
+        db.import_file(make_sweep("new", seed=1).to_json().encode())
+        db.import_file(make_result(run_id="run1").to_json().encode())  # the generic import takes runs too
         assert [r.run_id for r in db.sweeps()] == ["new", "old"] and [r.run_id for r in db.history()] == ["run1"]
         row = db.sweeps(limit=1)[0]
         assert (row.model, row.hidden_units, row.devices, row.batch_sizes) == (
@@ -175,28 +176,28 @@ def test_sweeps_are_listed_newest_first_beside_runs_and_deleted_alone(tmp_path):
 
 def test_a_file_without_an_id_is_named_by_its_content(tmp_path):
     with Store(tmp_path / "runs.sqlite3") as db:
-        first = db.import_result_bytes(make_sweep(run_id=None).to_json().encode())
-        again = db.import_result_bytes(make_sweep(run_id=None).to_json().encode())
-        other = db.import_result_bytes(make_sweep(run_id=None, seed=2).to_json().encode())
+        first = db.import_file(make_sweep(run_id=None).to_json().encode())
+        again = db.import_file(make_sweep(run_id=None).to_json().encode())
+        other = db.import_file(make_sweep(run_id=None, seed=2).to_json().encode())
         assert first.added and not again.added and other.added
         assert first.run_id == again.run_id != other.run_id and len(db.sweeps()) == 2
 
 
 def test_a_different_result_under_a_known_id_is_refused_and_nothing_changes(tmp_path):
     with Store(tmp_path / "runs.sqlite3") as db:
-        db.import_result_bytes(VALID_TEXT.encode())
+        db.import_file(VALID_TEXT.encode())
         db.finish(make_result(run_id="taken"))
-        db.checkpoint()
+        checkpoint(db)
         before = db_bytes(db)
         for clash in (make_sweep(seed=9), make_sweep(run_id="taken")):
             with pytest.raises(RunFileError, match="already in the history"):
-                db.import_result_bytes(clash.to_json().encode())
+                db.import_file(clash.to_json().encode())
         assert db_bytes(db) == before
 
 
 def test_an_unreadable_stored_sweep_is_listed_with_the_reason_not_hidden(tmp_path):
     with Store(tmp_path / "runs.sqlite3") as db:
-        db.save_record("sweep", {"schema_version": 1, "batch_sizes": [16]}, run_id="odd")
+        save_record(db, "sweep", {"schema_version": 1, "batch_sizes": [16]}, run_id="odd")
         [row] = db.sweeps()
         assert row.run_id == "odd" and row.error.startswith("The stored sweep cannot be read")
         with pytest.raises(StoreError, match="cannot read"):
@@ -208,9 +209,9 @@ def test_an_unreadable_stored_sweep_is_listed_with_the_reason_not_hidden(tmp_pat
 def filled(tmp_path_factory):
     """A store holding another sweep and a training run (not VALID: a bad copy of it must fail on its own)."""
     store = Store(tmp_path_factory.mktemp("refuse") / "runs.sqlite3")
-    store.import_result_bytes(make_sweep("othersweep01", seed=5).to_json().encode())
+    store.import_file(make_sweep("othersweep01", seed=5).to_json().encode())
     store.finish(make_result(run_id="local1"))
-    store.checkpoint()
+    checkpoint(store)
     yield store
     store.close()
 
@@ -219,7 +220,7 @@ def assert_refused(store: Store, data: bytes) -> str:
     """The file is refused with one short sentence and not one byte of the database changes."""
     before = db_bytes(store)
     with pytest.raises(RunFileError) as info:
-        store.import_result_bytes(data)
+        store.import_file(data)
     message = str(info.value)
     assert "\n" not in message and message.endswith(".") and len(message) < 300, message
     assert "already in the history" not in message, message  # no case reuses a stored id

@@ -20,7 +20,7 @@ PICK = {"history_pick": []}  # kept across views: the runs picked to overlay
 def import_file(store: Store, name: str, data: bytes) -> tuple[str, str, ImportOutcome | None]:
     """Import a run or sweep file's bytes: (level success/info/error, one sentence, the outcome or None)."""
     try:
-        outcome = store.import_result_bytes(data)
+        outcome = store.import_file(data)
     except (RunFileError, StoreError) as err:
         return "error", f"{name}: {err}", None
     return ("success" if outcome.added else "info"), outcome.describe(), outcome

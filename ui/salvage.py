@@ -13,7 +13,8 @@ from pathlib import Path
 import streamlit as st
 
 from core.history.paths import DAMAGED_WORDS as DAMAGED  # SQLite's words for a damaged file
-from core.history.store import Store, StoreError
+from core.history.salvage import salvage as salvage_into
+from core.history.store import StoreError
 from ui import access
 
 NOTE = "salvage_note"  # session_state: (level, sentence) of the last salvage
@@ -36,7 +37,7 @@ def salvage(path: str) -> None:
         return
     new = target(Path(path))
     try:
-        sentence = Store.salvage(path, new)
+        sentence = salvage_into(path, new)
     except (StoreError, OSError) as err:
         st.session_state[NOTE] = ("error", str(err))
         return

@@ -16,6 +16,7 @@ from core.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, db_flag, 
 from core.history.importer import RunFileError
 from core.history.limits import MAX_CELL, printable, without_controls
 from core.history.paths import check_path
+from core.history.salvage import salvage
 from core.history.store import Store, StoreError, default_db_path
 
 LONG_CELL = 400  # a sweep's last column is a sentence (an error, the crossover)
@@ -159,7 +160,7 @@ def export_all(args: argparse.Namespace) -> int:
 def cmd_salvage(args: argparse.Namespace) -> int:
     """Copy every readable run and sweep of a damaged history into a new file, then say how many."""
     try:
-        print(without_controls(Store.salvage(args.damaged, args.new)))
+        print(without_controls(salvage(args.damaged, args.new)))
     except StoreError as err:
         return fail(str(err))
     return EXIT_OK
@@ -168,7 +169,7 @@ def cmd_salvage(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     """Add a run or sweep file (from train/sweep --json or export, e.g. a GPU server's) to the history."""
     try:
-        outcome = Store(args.db).import_result_file(args.file)
+        outcome = Store(args.db).import_file(args.file)
     except RunFileError as err:
         return fail(f"{args.file}: {err}")
     except StoreError as err:

@@ -19,7 +19,10 @@ FASHION_FILES = (
     "t10k-images-idx3-ubyte.gz",
     "t10k-labels-idx1-ubyte.gz",
 )
-SYNTHETIC_TEST_SIZE = 10_000
+TEST_SIZE = 10_000  # every dataset's test set: MNIST's and Fashion-MNIST's files, and the synthetic one made to match
+# Synthetic samples a sweep keeps on the device; batches draw from them with replacement, so any batch
+# size works and memory stays small (8,192 x 784 float32 = 25 MB).
+SWEEP_POOL_SIZE = 8192
 NUM_CLASSES = 10
 
 
@@ -139,7 +142,7 @@ def synthetic_arrays(n_train: int, n_test: int, seed: int):
 
 
 def _load_synthetic(size: int | None, seed: int) -> Dataset:
-    (xtr, ytr), (xte, yte) = synthetic_arrays(size or 60_000, SYNTHETIC_TEST_SIZE, seed)
+    (xtr, ytr), (xte, yte) = synthetic_arrays(size or 60_000, TEST_SIZE, seed)
     return Dataset("synthetic", xtr, ytr, xte, yte, f"generated (seed {seed})")
 
 

@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 from core import device_kinds
-from core.config import normalize_device, split_device
+from core.config import parse_device
+from core.device_spec import DeviceSpec
 from core.engine.tf_setup import tf
 
 GPU_ADVICE = (
@@ -141,39 +142,42 @@ def gpu_count() -> int:
     return len(tf().config.list_physical_devices("GPU"))
 
 
-def replicas(device: str) -> list[str]:
-    """'gpu:all' -> ['/GPU:0', '/GPU:1', ...]: every device of that kind here, for MirroredStrategy; [] for one device."""
-    name = normalize_device(device)
-    if not name.endswith(":all"):
+def as_spec(device: DeviceSpec | str) -> DeviceSpec:
+    """A config's DeviceSpec as it is; a name typed elsewhere (the CLI, a bench) parsed."""
+    return device if isinstance(device, DeviceSpec) else parse_device(device)
+
+
+def replicas(device: DeviceSpec | str) -> list[str]:
+    """'gpu:all' -> ['/GPU:0', '/GPU:1', ...]: every device of that type here, for MirroredStrategy; [] for one device."""
+    spec = as_spec(device)
+    if not spec.mirrored:
         return []
-    kind = name.partition(":")[0]
-    resolve(f"{kind}:0")  # none at all is the same sentence as for gpu:0
-    found = tf().config.list_logical_devices(kind.upper())
-    return [f"/{kind.upper()}:{i}" for i in range(len(found))]
+    resolve(spec)  # none at all is the same sentence as for gpu:0
+    found = tf().config.list_logical_devices(spec.device_type.upper())
+    return [f"/{spec.device_type.upper()}:{i}" for i in range(len(found))]
 
 
-def resolve(device: str) -> str:
-    """Device name ('cpu', 'gpu', 'gpu:1', 'cpu:1'; 'gpu:all': its first) -> TF device string ('/GPU:0'); raise if absent."""
-    name = normalize_device(device)
-    if "/" in name:
-        raise DeviceError(f"{name} is a Ray node's device; this machine's are cpu, gpu and their numbers.")
-    kind, _, index = name.partition(":")
-    index_n = 0 if index == "all" else int(index or 0)
+def resolve(device: DeviceSpec | str) -> str:
+    """Device ('cpu', 'gpu', 'gpu:1', 'cpu:1'; 'gpu:all': its first) -> TF device string ('/GPU:0'); raise if absent."""
+    spec = as_spec(device)
+    if spec.node:
+        raise DeviceError(f"{spec} is a Ray node's device; this machine's are cpu, gpu and their numbers.")
+    index_n = spec.number
     t = tf()
-    if kind == "gpu":
+    if spec.device_type == "gpu":
         count = len(t.config.list_physical_devices("GPU"))
         if count == 0:
             raise DeviceError(f"No GPU is visible to TensorFlow {t.__version__} on this machine. {GPU_ADVICE}")
         if index_n >= count:
             raise DeviceError(f"There is no gpu:{index_n}; this machine has {count} GPU(s), gpu:0 to gpu:{count - 1}.")
-        return f"/GPU:{index_n}"
+        return spec.tf_name
     count = len(t.config.list_logical_devices("CPU"))
     if index_n >= count:
         raise DeviceError(
             f"There is no cpu:{index_n}; TensorFlow has {count} logical CPU device(s) here "
             f"(more can be made with TFDASH_LOGICAL_CPUS=N before start-up)."
         )
-    return f"/CPU:{index_n}"
+    return spec.tf_name
 
 
 def short_device(tf_device: str) -> str:
@@ -182,14 +186,12 @@ def short_device(tf_device: str) -> str:
     return tail.lstrip("/").upper() if tail else tf_device
 
 
-def describe(device: str) -> str:
-    """A human name for a device: the GPU's name, or the CPU model."""
-    name = split_device(normalize_device(device))[1]  # on a Ray node, its own device
-    if name.startswith("gpu"):
-        number = name.partition(":")[2]
+def describe(device: DeviceSpec | str) -> str:
+    """A human name for a device: the GPU's name, or the CPU model (on a Ray node, its own device)."""
+    spec = as_spec(device)
+    if spec.device_type == "gpu":
         gpus = host_info().gpus
-        if number == "all":  # MirroredStrategy over every GPU of this host
-            return " + ".join(g.name for g in gpus) or name.upper()
-        index = int(number or 0)
-        return gpus[index].name if index < len(gpus) else name.upper()
+        if spec.mirrored:  # MirroredStrategy over every GPU of this host
+            return " + ".join(g.name for g in gpus) or spec.local.upper()
+        return gpus[spec.number].name if spec.number < len(gpus) else spec.local.upper()
     return cpu_model()

@@ -16,7 +16,7 @@ import numpy as np
 
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine.executions import ENGINES
+from core.engine import executions
 from core.engine.job import never_stop
 from core.engine.tf_setup import tf
 
@@ -55,12 +55,12 @@ def benchmark(tf_device: str, execution: str, jit_compile: bool) -> float:
     data = datasets.Dataset("floor", zeros, labels, zeros[:1], labels[:1], "zeros")
     with t.device(tf_device):
         model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(10, activation="softmax")], name="floor")
-        engine = ENGINES[execution](config, model, data, jit_compile)
+        mode = executions.REGISTRY[execution](config, model, data, jit_compile)
         best = float("inf")
         for epoch in range(1 + TIMED_EPOCHS):
-            engine.prepare_epoch()
+            mode.prepare_epoch()
             began = time.perf_counter()
-            engine.train_epoch(never_stop)
+            mode.train_epoch(never_stop)
             if epoch:
                 best = min(best, time.perf_counter() - began)
     return best / FLOOR_STEPS

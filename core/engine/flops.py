@@ -38,7 +38,7 @@ class LayerFlops:
     """One layer's FLOPs per sample: forward, and the two halves of backward."""
 
     layer: str
-    kind: str
+    layer_type: str
     forward: int
     backward_weights: int  # dL/dW and dL/db
     backward_inputs: int  # dL/dx; 0 where no earlier layer has weights
@@ -117,11 +117,11 @@ def count(model) -> ModelFlops:
     layers = []
     weights_before = False  # has an earlier layer got weights, so that dL/dx is needed here?
     for layer in model.layers:
-        kind = type(layer).__name__
-        counter = COUNTERS.get(kind)
+        layer_type = type(layer).__name__
+        counter = COUNTERS.get(layer_type)
         if counter is None:
             raise UncountedLayerError(
-                f"No FLOP counter for layer type {kind} ({layer.name}); add one to core.engine.flops.COUNTERS."
+                f"No FLOP counter for layer type {layer_type} ({layer.name}); add one to core.engine.flops.COUNTERS."
             )
         shape_out = tuple(layer.compute_output_shape(shape))
         macs, biased = counter(layer, _sample_shape(shape), _sample_shape(shape_out))
@@ -129,7 +129,7 @@ def count(model) -> ModelFlops:
         layers.append(
             LayerFlops(
                 layer=layer.name,
-                kind=kind,
+                layer_type=layer_type,
                 forward=2 * macs + biased,
                 backward_weights=2 * macs + biased if trainable else 0,
                 backward_inputs=2 * macs if weights_before else 0,

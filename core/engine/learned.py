@@ -31,7 +31,7 @@ def templates(model, name: str) -> tuple[list[list[int]], float] | None:
     return scaled.tolist(), scale
 
 
-def snapshot(model, name: str, x_strip, indices: list[int], labels: list[int]) -> Learned:
+def of_model(model, name: str, x_strip, indices: list[int], labels: list[int]) -> Learned:
     """Model `name`'s predictions on the strip (x_strip: those test images, on the model's device) and its templates."""
     predictions = np.argmax(np.asarray(model(x_strip, training=False)), axis=1).tolist()
     found = templates(model, name)

@@ -26,13 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.config import ConfigError, SweepConfig, TrainConfig
+from core.engine import models
+from core.engine.data import SWEEP_POOL_SIZE, TEST_SIZE
 
 FLOAT_BYTES = 4
-IMAGE = (28, 28)
-SAMPLE_BYTES = math.prod(IMAGE) * FLOAT_BYTES + 4  # float32 pixels and an int32 label
-TEST_SAMPLES = 10_000  # every dataset's test set (synthetic: core.engine.data.SYNTHETIC_TEST_SIZE)
-EVAL_BATCH = 1_000  # the multi-step loop's evaluation batch; keras-fit evaluates at the training batch size
-SWEEP_POOL = 8_192  # core.engine.sweep.SYNTHETIC_POOL: the synthetic samples a sweep keeps
+SAMPLE_BYTES = math.prod(models.INPUT_SHAPE) * FLOAT_BYTES + 4  # float32 pixels and an int32 label
 # Measured here: CNN batch 4096 peaked at 1.65 GB over the idle worker, 2.6x its forward
 # activations (0.64 GB); CNN batch 32768 grew the old server by about 12.8 GB (estimate: 12.7).
 ACTIVATION_FACTOR = 2.5
@@ -50,56 +48,36 @@ WARM_ENV = "TFDASH_WARM_WORKERS"
 
 @dataclass(frozen=True)
 class Layer:
-    """One layer as the estimate sees it: its output shape for one sample, and its parameter count."""
+    """One layer as the estimate sees it: its Keras class, its output shape for one sample, and its parameter count."""
 
-    kind: str
+    layer_type: str
     output: tuple[int, ...]
     parameters: int
 
 
-def _dense(units: int, inputs: int) -> Layer:
-    return Layer("Dense", (units,), (inputs + 1) * units)
+def _dense(shape: tuple[int, ...], units: int) -> tuple[tuple[int, ...], int]:
+    return (units,), (shape[-1] + 1) * units
 
 
-def _conv(filters: int, size: int, channels: int, side: int) -> Layer:
-    # 3x3 "valid" convolution: the output is size - 1 pixels smaller on each axis.
-    out = side - size + 1
-    return Layer("Conv2D", (out, out, filters), (size * size * channels + 1) * filters)
+def _conv(shape: tuple[int, ...], filters: int, size: int) -> tuple[tuple[int, ...], int]:
+    side, _, channels = shape  # a "valid" convolution: the output is size - 1 pixels smaller on each axis
+    return (side - size + 1, side - size + 1, filters), (size * size * channels + 1) * filters
 
 
-def _pool(layer: Layer) -> Layer:
-    side, _, channels = layer.output
-    return Layer("MaxPooling2D", (side // 2, side // 2, channels), 0)
+def _pool(shape: tuple[int, ...], size: int) -> tuple[tuple[int, ...], int]:
+    side, _, channels = shape
+    return (side // size, side // size, channels), 0
 
 
-def _softmax(_: int) -> tuple[Layer, ...]:
-    return (Layer("Flatten", (784,), 0), _dense(10, 784))
-
-
-def _mlp(hidden: int) -> tuple[Layer, ...]:
-    return (Layer("Flatten", (784,), 0), _dense(hidden, 784), _dense(10, hidden))
-
-
-def _cnn(_: int) -> tuple[Layer, ...]:
-    conv1 = _conv(32, 3, 1, 28)
-    pool1 = _pool(conv1)
-    conv2 = _conv(64, 3, 32, pool1.output[0])
-    pool2 = _pool(conv2)
-    flat = math.prod(pool2.output)
-    return (
-        Layer("Reshape", (28, 28, 1), 0),
-        conv1,
-        pool1,
-        conv2,
-        pool2,
-        Layer("Flatten", (flat,), 0),
-        _dense(10, flat),
-    )
-
-
-# Model name -> its layers, as core.engine.models builds them (tests/test_memory.py checks every
-# shape and parameter count against the real Keras model, so the two cannot drift apart).
-LAYERS: dict[str, Callable[[int], tuple[Layer, ...]]] = {"softmax": _softmax, "mlp": _mlp, "cnn": _cnn}
+# Keras layer class -> (input shape per sample, the layer's arguments) -> (output shape, parameters), as Keras
+# computes them (tests/test_memory.py checks every model against the real one, so the two cannot drift apart).
+SHAPES: dict[str, Callable[..., tuple[tuple[int, ...], int]]] = {
+    "Flatten": lambda shape: ((math.prod(shape),), 0),
+    "Reshape": lambda shape, target: (tuple(target), 0),
+    "Dense": _dense,
+    "Conv2D": _conv,
+    "MaxPooling2D": _pool,
+}
 
 
 @dataclass(frozen=True)
@@ -123,8 +101,12 @@ def _is_cpu(device: str) -> bool:
 
 
 def layers(model: str, hidden_units: int = 128) -> tuple[Layer, ...]:
-    """The model's layers (output shape per sample, parameters), without building it."""
-    return LAYERS[model](hidden_units)
+    """The model's layers (output shape per sample, parameters) from its description, without building it."""
+    shape, found = models.INPUT_SHAPE, []
+    for spec in models.layer_specs(model, hidden_units):
+        shape, parameters = SHAPES[spec.layer](shape, *spec.args)
+        found.append(Layer(spec.layer, shape, parameters))
+    return tuple(found)
 
 
 def estimate(config: TrainConfig | SweepConfig, device: str | None = None) -> Estimate:
@@ -134,11 +116,13 @@ def estimate(config: TrainConfig | SweepConfig, device: str | None = None) -> Es
     weights = sum(layer.parameters for layer in model_layers) * FLOAT_BYTES
     if isinstance(config, SweepConfig):
         device = device or config.devices[0]
-        samples = SWEEP_POOL if config.dataset == "synthetic" else 60_000
+        samples = SWEEP_POOL_SIZE if config.dataset == "synthetic" else 60_000
         batch, slots = max(config.batch_sizes), 0
     else:
         device = device or config.device
-        samples = config.train_size + TEST_SAMPLES
+        from core.engine.executions.loop import EVAL_BATCH  # keras-fit evaluates at the training batch size
+
+        samples = config.train_size + TEST_SIZE
         batch, slots = max(config.batch_size, EVAL_BATCH), OPTIMIZER_SLOTS.get(config.optimizer, 2)
     data = samples * SAMPLE_BYTES
     return Estimate(

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 from core.engine.tf_setup import tf
 
-# Square matrix sizes, per device kind: big enough to be compute-bound, small enough that one
+# Square matrix sizes, per device type: big enough to be compute-bound, small enough that one
 # multiply takes milliseconds (about 2 GFLOP on a CPU, 1.1 TFLOP on a GPU).
 MATRIX_SIZE = {"CPU": 1024, "GPU": 8192}
 WARMUP_MULTIPLIES = 2
@@ -65,7 +65,7 @@ class Bandwidth:
         return asdict(self)
 
 
-# Bytes summed per read, per device kind: past the last-level cache (up to a few hundred MB on a server
+# Bytes summed per read, per device type: past the last-level cache (up to a few hundred MB on a server
 # CPU, ~100 MB on a GPU), so the reads come from memory, not cache.
 ARRAY_BYTES = {"CPU": 512 * 2**20, "GPU": 1024 * 2**20}
 
@@ -108,8 +108,8 @@ def utilisation(achieved_gflops: float | None, peak: Peak | float | None) -> flo
 def benchmark(tf_device: str, dtype: str = "float32", tries: int = TRIES) -> Peak:
     """Run the microbenchmark now, uncached (measure() is what runs and sweeps use): the median of `tries` tries."""
     t = tf()
-    kind = "GPU" if "GPU" in tf_device.upper() else "CPU"
-    n = MATRIX_SIZE[kind]
+    device_type = "GPU" if "GPU" in tf_device.upper() else "CPU"
+    n = MATRIX_SIZE[device_type]
     began = time.perf_counter()
     with t.device(tf_device):
         a = t.cast(t.random.uniform((n, n), dtype=t.float32), dtype)
@@ -124,7 +124,7 @@ def benchmark(tf_device: str, dtype: str = "float32", tries: int = TRIES) -> Pea
             return time.perf_counter() - start
 
         once = min(run(1) for _ in range(WARMUP_MULTIPLIES))
-        multiplies = max(1, round(TRIAL_SECONDS[kind] / once))
+        multiplies = max(1, round(TRIAL_SECONDS[device_type] / once))
         flops = 2 * n**3 * multiplies  # n^3 multiply-adds per product
         rates = tuple(flops / run(multiplies) / 1e9 for _ in range(tries))
     return Peak(
@@ -141,8 +141,8 @@ def benchmark(tf_device: str, dtype: str = "float32", tries: int = TRIES) -> Pea
 def bandwidth_benchmark(tf_device: str, tries: int = TRIES) -> Bandwidth:
     """Run the read-and-reduce microbenchmark now, uncached (measure_bandwidth() is what runs use): median of `tries`."""
     t = tf()
-    kind = "GPU" if "GPU" in tf_device.upper() else "CPU"
-    size = ARRAY_BYTES[kind]
+    device_type = "GPU" if "GPU" in tf_device.upper() else "CPU"
+    size = ARRAY_BYTES[device_type]
     began = time.perf_counter()
     with t.device(tf_device):
         a = t.ones((size // 4,), dtype=t.float32)
@@ -157,7 +157,7 @@ def bandwidth_benchmark(tf_device: str, tries: int = TRIES) -> Bandwidth:
             return time.perf_counter() - start
 
         once = min(run(1) for _ in range(WARMUP_MULTIPLIES))
-        reads = max(1, round(TRIAL_SECONDS[kind] / once))
+        reads = max(1, round(TRIAL_SECONDS[device_type] / once))
         rates = tuple(size * reads / run(reads) / 1e9 for _ in range(tries))
     return Bandwidth(
         tf_device=tf_device,

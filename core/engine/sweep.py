@@ -51,9 +51,6 @@ __all__ = [
 # Timing targets, in seconds of device work.
 WARMUP_STEPS, WARMUP_SECONDS = 3, 0.3
 REPEAT_SECONDS = 0.5  # one timed repeat when steps is auto
-# Synthetic samples kept on the device; batches draw from them with replacement, so any batch
-# size works and memory stays small (8,192 x 784 float32 = 25 MB).
-SYNTHETIC_POOL = 8192
 # Indices per call are drawn once per point, up to this many (8 MB of int32).
 INDEX_BUDGET = 2**21
 # Plain SGD, the tutorial's optimizer; the rate does not change the arithmetic, and a small one
@@ -141,54 +138,64 @@ def run_sweep(
     result = SweepResult(config=config.to_dict(), started_at=utc_now(), run_id=run_id)
 
     def work() -> None:
-        t = tf()
         result.host = devices.host_info().to_dict()
         # Every device is resolved before anything is timed: a missing GPU fails at once.
         targets = {name: devices.resolve(name) for name in config.devices}
-        counted = models.flops_per_sample(config.model, config.hidden_units)
-        moved = traffic.count(models.build(config.model, config.hidden_units))  # the sweep trains with SGD
-        result.model = {
-            "name": config.model,
-            "hidden_units": config.hidden_units,
-            "train_flops_per_sample": counted.train,
-            "forward_flops_per_sample": counted.forward,
-            "sample_bytes": moved.per_sample,
-            "step_bytes": moved.per_step,
-        }
-        size = SYNTHETIC_POOL if config.dataset == "synthetic" else None
-        data = datasets.load(config.dataset, size, config.seed)
+        result.model = _model_info(config)
+        data = datasets.load(
+            config.dataset, datasets.SWEEP_POOL_SIZE if config.dataset == "synthetic" else None, config.seed
+        )
         for name, tf_device in targets.items():
             if stop():
                 raise Cancelled
-            # The device's kind decides what xla="auto" means and refuses what it cannot run, in one sentence.
-            device_kinds.check(name, config.precision, config.xla, result.host)
-            jit_compile = jit_compile_for(name, config.model, config.xla, result.host, "multi-step-loop")
-            result.devices[name] = {
-                "requested": name,
-                "tf_device": tf_device,
-                "name": devices.describe(name),
-                "label": name.upper(),
-                "jit_compile": jit_compile,
-                **_limits(tf_device, config.precision),
-            }
-            out_of_memory: str | None = None
-            with t.device(tf_device):
-                # The pool is copied to the device once; every step gathers its batch there.
-                pool = (t.constant(data.x_train), t.constant(data.y_train))
-                for batch in config.batch_sizes:
-                    if out_of_memory:
-                        point = _failed_point(name, batch, out_of_memory)
-                    else:
-                        try:
-                            point = _measure_point(config, name, tf_device, pool, batch, result, stop)
-                        except t.errors.ResourceExhaustedError:
-                            out_of_memory = f"Out of memory on {name} from batch {batch}; smaller batches only."
-                            point = _failed_point(name, batch, out_of_memory)
-                    result.points.append(point)
-                    result.crossover = crossover_sentence(result.points)
-                    if on_point is not None:
-                        on_point(point, result)
+            _sweep_device(config, name, tf_device, data, result, on_point, stop)
 
     return run_job(
         result, work, out_of_memory=f"Out of memory measuring {config.model} on {', '.join(config.devices)}."
     )
+
+
+def _model_info(config: SweepConfig) -> dict[str, Any]:
+    counted = models.flops_per_sample(config.model, config.hidden_units)
+    moved = traffic.count(models.build(config.model, config.hidden_units))  # the sweep trains with SGD
+    return {
+        "name": config.model,
+        "hidden_units": config.hidden_units,
+        "train_flops_per_sample": counted.train,
+        "forward_flops_per_sample": counted.forward,
+        "sample_bytes": moved.per_sample,
+        "step_bytes": moved.per_step,
+    }
+
+
+def _sweep_device(config, name: str, tf_device: str, data, result: SweepResult, on_point, stop: StopCheck) -> None:
+    """Every batch size on one device; from the first out-of-memory on, the larger ones are failed points."""
+    t = tf()
+    # The device's kind decides what xla="auto" means and refuses what it cannot run, in one sentence.
+    device_kinds.check(name, config.precision, config.xla, result.host)
+    jit_compile = jit_compile_for(name, config.model, config.xla, result.host, "multi-step-loop")
+    result.devices[name] = {
+        "requested": name,
+        "tf_device": tf_device,
+        "name": devices.describe(name),
+        "label": name.upper(),
+        "jit_compile": jit_compile,
+        **_limits(tf_device, config.precision),
+    }
+    out_of_memory: str | None = None
+    with t.device(tf_device):
+        # The pool is copied to the device once; every step gathers its batch there.
+        pool = (t.constant(data.x_train), t.constant(data.y_train))
+        for batch in config.batch_sizes:
+            if out_of_memory:
+                point = _failed_point(name, batch, out_of_memory)
+            else:
+                try:
+                    point = _measure_point(config, name, tf_device, pool, batch, result, stop)
+                except t.errors.ResourceExhaustedError:
+                    out_of_memory = f"Out of memory on {name} from batch {batch}; smaller batches only."
+                    point = _failed_point(name, batch, out_of_memory)
+            result.points.append(point)
+            result.crossover = crossover_sentence(result.points)
+            if on_point is not None:
+                on_point(point, result)

@@ -10,7 +10,6 @@ from contextlib import contextmanager
 
 _lock = threading.Lock()
 _tf = None
-_setup_log = ""
 
 # Number of logical CPU devices to create (cpu:0..cpu:N-1), for tests and demos of
 # placement on a machine with one physical CPU. Read once, before TensorFlow starts.
@@ -24,7 +23,6 @@ def _quiet_stderr():
     TensorFlow logs through absl before TF_CPP_MIN_LOG_LEVEL is read, so the only
     reliable way to keep a CLI's output clean is to redirect file descriptor 2.
     """
-    global _setup_log
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile(mode="w+b") as sink:
@@ -35,13 +33,6 @@ def _quiet_stderr():
             sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(saved)
-            sink.seek(0)
-            _setup_log += sink.read().decode("utf-8", "replace")
-
-
-def setup_log() -> str:
-    """What TensorFlow printed while starting up (useful when a GPU is not found)."""
-    return _setup_log
 
 
 def tf():

@@ -68,13 +68,13 @@ def count(model, optimizer: str = "sgd") -> ModelTraffic:
     activations = weights_read = parameters = 0
     weights_before = False
     for layer in model.layers:
-        kind = type(layer).__name__
-        if kind not in VIEWS and kind not in MOVERS:
+        layer_type = type(layer).__name__
+        if layer_type not in VIEWS and layer_type not in MOVERS:
             raise UncountedLayerError(
-                f"No byte counter for layer type {kind} ({layer.name}); add it to core.engine.traffic."
+                f"No byte counter for layer type {layer_type} ({layer.name}); add it to core.engine.traffic."
             )
         shape_out = tuple(layer.compute_output_shape(shape))
-        if kind in MOVERS:
+        if layer_type in MOVERS:
             activations += 2 * math.prod(int(d) for d in shape_out[1:])
         size = sum(math.prod(int(d) for d in w.shape) for w in layer.trainable_weights)
         parameters += size

@@ -9,16 +9,16 @@ the run keeps it on its last epoch only.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from core import device_kinds
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine import devices, flops, learned, limits, models, profile, shapes, timeline, traffic
-from core.engine.executions import ENGINES, jit_compile_for
+from core.engine import devices, executions, flops, learned, limits, models, profile, shapes, timeline, traffic
+from core.engine.executions import Execution, jit_compile_for
 from core.engine.job import Cancelled, StopCheck, check_placement, never_stop, run_job
 from core.engine.tf_setup import tf
 from core.results import EpochInProgress, EpochMetrics, RunResult, utc_now
@@ -30,6 +30,40 @@ ProgressCallback = Callable[[EpochInProgress], None]
 # At most this often, an epoch in progress sends its calls so far to on_progress (a long epoch's live curve).
 # It is sent from the stop check between calls, inside the timed epoch: a few hundred microseconds a second.
 PROGRESS_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What a run tells its caller and asks of it: the epochs, the live progress, Stop, and its turn (core.turns)."""
+
+    on_epoch: EpochCallback | None
+    on_progress: ProgressCallback | None
+    should_stop: StopCheck
+    take_turn: Callable[[], None] | None
+
+    def turn(self) -> None:
+        """Wait until this run may go on alone; Cancelled if it was stopped while it waited."""
+        if self.take_turn is not None:
+            self.take_turn()
+            if self.should_stop():
+                raise Cancelled
+
+
+@dataclass(frozen=True)
+class SetUp:
+    """What the set-up built inside the device scope, and what it measured there."""
+
+    config: TrainConfig  # batch_size is the global batch: batch_size x replicas
+    data: datasets.Dataset
+    tf_device: str
+    jit_compile: bool
+    replicas: int
+    model: Any
+    execution: Execution
+    variables_on: str
+    train_flops: int  # per sample, forward and backward (core.engine.flops)
+    strip: list[int]  # the test rows whose predictions the audience sees (core.engine.learned)
+    x_strip: Any  # those rows' images, on the device
 
 
 def train(
@@ -48,106 +82,147 @@ def train(
     when given, blocks until this run may go on alone: before the set-up and epoch 1, and before each later epoch
     (epoch 2's turn begins with the measurements: measure_device; measurements=False leaves them out).
     """
-    stop = should_stop or never_stop
-
-    def turn() -> None:
-        if take_turn is not None:
-            take_turn()
-            if stop():  # stopped while it waited
-                raise Cancelled
-
+    hooks = Hooks(on_epoch, on_progress, should_stop or never_stop, take_turn)
     result = RunResult(
         config=config.to_dict(), host={}, device={"requested": config.device}, started_at=utc_now(), run_id=run_id
     )
-
-    def work() -> None:
-        t = tf()
-        import keras
-
-        turn()
-        result.host = devices.host_info().to_dict()
-        tf_device = devices.resolve(config.device)
-        result.device.update(tf_device=tf_device, name=devices.describe(config.device), label=config.device.upper())
-        data = datasets.load(config.dataset, config.train_subset, config.seed)
-        # The device's kind decides what xla="auto" means and refuses what it cannot run, in one sentence.
-        device_kinds.check(config.device, config.precision, config.xla, result.host)
-        jit_compile = jit_compile_for(config.device, config.model, config.xla, result.host, config.execution)
-        # gpu:all / cpu:all: MirroredStrategy over every such device, each replica a batch of batch_size,
-        # so the global batch (what one optimizer step sees) is batch_size x replicas.
-        mirrored = devices.replicas(config.device)
-        strategy = t.distribute.MirroredStrategy(devices=mirrored) if mirrored else None
-        replicas = strategy.num_replicas_in_sync if strategy else 1
-        run_config = replace(config, batch_size=config.batch_size * replicas) if strategy else config
-        result.device.update(replicas=replicas, global_batch_size=run_config.batch_size)
-        with strategy.scope() if strategy else t.device(tf_device):
-            keras.utils.set_random_seed(config.seed)
-            # Build inside the scope: variables stay on the device they were created on.
-            model = models.build(config.model, config.hidden_units, config.precision)
-            result.device["variables_on"] = check_placement(model, tf_device)
-            # What the layers really compute in (the last layer's policy, as Keras applied it).
-            result.device["compute_dtype"] = model.layers[-1].dtype_policy.compute_dtype
-            result.device["parameters"] = int(model.count_params())
-            engine = ENGINES[config.execution](run_config, model, data, jit_compile)
-            result.device.update(engine.info())
-            train_flops = flops.count(model).train
-            result.device["train_flops_per_sample"] = train_flops
-            result.device.update(
-                traffic.info(model, config.optimizer, run_config.batch_size), steps_per_epoch=engine.steps
-            )
-            strip = learned.strip_indices(data.y_test, config.seed)
-            x_strip, y_strip = t.constant(data.x_test[strip]), data.y_test[strip].tolist()
-            most_points = timeline.points_per_epoch(config.epochs)
-            seconds_before, samples_before = 0.0, 0
-            for epoch in range(1, config.epochs + 1):
-                if epoch > 1:  # epoch 1 goes on in the setup's turn: its first calls are drawn seconds after Run
-                    turn()
-                if epoch == 2 and measurements:
-                    measure_device(result.device, run_config, data, jit_compile, tf_device, stop)
-                engine.prepare_epoch()
-                began_training = time.perf_counter()
-                calls_so_far = functools.partial(
-                    timeline.call_points, began=began_training, seconds_before=seconds_before,
-                    samples_before=samples_before, batch_size=run_config.batch_size, most=most_points,
-                )  # fmt: skip
-                checked = (
-                    stop if on_progress is None else _progress_check(stop, epoch, engine, calls_so_far, on_progress)
-                )
-                train_loss, train_acc = engine.train_epoch(checked)
-                train_seconds = time.perf_counter() - began_training
-                began = time.perf_counter()
-                test_loss, test_acc = engine.evaluate(stop)
-                eval_seconds = time.perf_counter() - began
-                calls = calls_so_far(engine.marks)
-                metrics = EpochMetrics(
-                    epoch=epoch,
-                    train_loss=timeline.finite(train_loss),
-                    train_accuracy=train_acc,
-                    test_loss=timeline.finite(test_loss),
-                    test_accuracy=test_acc,
-                    train_seconds=train_seconds,
-                    eval_seconds=eval_seconds,
-                    samples_per_second=engine.samples_per_epoch / train_seconds,
-                    warmup=epoch == 1,
-                    gflops_per_second=train_flops * engine.samples_per_epoch / train_seconds / 1e9,
-                    calls=calls,
-                    learned=learned.snapshot(model, config.model, x_strip, strip, y_strip),
-                )
-                if result.epochs:  # only the last epoch keeps its snapshot: a file stays small
-                    result.epochs[-1] = replace(result.epochs[-1], learned=None)
-                result.epochs.append(metrics)
-                seconds_before += train_seconds
-                samples_before += engine.samples_per_epoch
-                if on_epoch is not None:
-                    on_epoch(metrics, result)
-            if measurements and "peak_gflops" not in result.device:  # a run of one epoch
-                turn()
-                measure_device(result.device, run_config, data, jit_compile, tf_device, stop)
-
     out_of_memory = (
         f"Out of memory on {config.device} with batch size {config.batch_size} "
         f"and model {config.model}; try a smaller batch size or model."
     )
-    return run_job(result, work, out_of_memory)
+    return run_job(result, lambda: _run(result, config, hooks, measurements), out_of_memory)
+
+
+def _run(result: RunResult, config: TrainConfig, hooks: Hooks, measurements: bool) -> None:
+    """The run from top to bottom: its turn, the set-up, the epochs, the device's measurements."""
+    hooks.turn()
+    result.host = devices.host_info().to_dict()
+    tf_device = devices.resolve(config.device_spec)
+    result.device = device_record(config, tf_device)  # where it was asked to run: kept if the set-up fails
+    data = datasets.load(config.dataset, config.train_subset, config.seed)
+    # The device's kind decides what xla="auto" means and refuses what it cannot run, in one sentence.
+    device_kinds.check(config.device, config.precision, config.xla, result.host)
+    jit_compile = jit_compile_for(config.device, config.model, config.xla, result.host, config.execution)
+    mirrored = devices.replicas(config.device_spec)
+    strategy = tf().distribute.MirroredStrategy(devices=mirrored) if mirrored else None
+    with strategy.scope() if strategy else tf().device(tf_device):
+        setup = set_up(config, strategy, data, tf_device, jit_compile)
+        result.device = device_record(config, tf_device, setup)
+        for epoch in range(1, config.epochs + 1):
+            if epoch > 1:  # epoch 1 goes on in the set-up's turn: its first calls are drawn seconds after Run
+                hooks.turn()
+            if epoch == 2 and measurements:
+                measure_device(result.device, setup.config, data, jit_compile, tf_device, hooks.should_stop)
+            metrics = train_epoch(setup, epoch, result.epochs, hooks)
+            if result.epochs:  # only the last epoch keeps what it learned: a file stays small
+                result.epochs[-1] = replace(result.epochs[-1], learned=None)
+            result.epochs.append(metrics)
+            if hooks.on_epoch is not None:
+                hooks.on_epoch(metrics, result)
+        if measurements and "peak_gflops" not in result.device:  # a run of one epoch
+            hooks.turn()
+            measure_device(result.device, setup.config, data, jit_compile, tf_device, hooks.should_stop)
+
+
+def set_up(config: TrainConfig, strategy, data: datasets.Dataset, tf_device: str, jit_compile: bool) -> SetUp:
+    """A fresh model and its execution mode, built inside the run's scope (call it there), and what they count."""
+    import keras
+
+    # gpu:all / cpu:all: MirroredStrategy over every such device, each replica a batch of batch_size,
+    # so the global batch (what one optimizer step sees) is batch_size x replicas.
+    replicas = strategy.num_replicas_in_sync if strategy else 1
+    run_config = replace(config, batch_size=config.batch_size * replicas) if strategy else config
+    keras.utils.set_random_seed(config.seed)
+    # Build inside the scope: variables stay on the device they were created on.
+    model = models.build(config.model, config.hidden_units, config.precision)
+    variables_on = check_placement(model, tf_device)
+    execution = executions.REGISTRY[config.execution](run_config, model, data, jit_compile)
+    strip = learned.strip_indices(data.y_test, config.seed)
+    return SetUp(
+        config=run_config, data=data, tf_device=tf_device, jit_compile=jit_compile, replicas=replicas, model=model,
+        execution=execution, variables_on=variables_on, train_flops=flops.count(model).train, strip=strip,
+        x_strip=tf().constant(data.x_test[strip]),
+    )  # fmt: skip
+
+
+def device_record(config: TrainConfig, tf_device: str, setup: SetUp | None = None) -> dict[str, Any]:
+    """What the run records about its device: where it was asked to run, then, once set up, what was built there."""
+    record = {
+        "requested": config.device,
+        "tf_device": tf_device,
+        "name": devices.describe(config.device_spec),
+        "label": config.device.upper(),
+    }
+    if setup is None:
+        return record
+    model, execution = setup.model, setup.execution
+    return {
+        **record,
+        "replicas": setup.replicas,
+        "global_batch_size": setup.config.batch_size,
+        "variables_on": setup.variables_on,
+        # What the layers really compute in (the last layer's policy, as Keras applied it).
+        "compute_dtype": model.layers[-1].dtype_policy.compute_dtype,
+        "parameters": int(model.count_params()),
+        **execution.info(),
+        "train_flops_per_sample": setup.train_flops,
+        **traffic.info(model, config.optimizer, setup.config.batch_size),
+        "steps_per_epoch": execution.steps,
+    }
+
+
+def train_epoch(setup: SetUp, epoch: int, before: list[EpochMetrics], hooks: Hooks) -> EpochMetrics:
+    """One epoch: its batch order (untimed), training (timed), evaluation (timed apart), then what the model learned.
+
+    `before` holds the run's earlier epochs: the race's points go on from their seconds and samples.
+    """
+    execution, batch = setup.execution, setup.config.batch_size
+    seconds_before, samples_before = sum(e.train_seconds for e in before), len(before) * execution.samples_per_epoch
+    most = timeline.points_per_epoch(setup.config.epochs)
+    execution.prepare_epoch()
+    began_training = time.perf_counter()
+
+    def calls_so_far(marks: list) -> list:
+        return timeline.call_points(marks, began_training, seconds_before, samples_before, batch, most)
+
+    check = hooks.should_stop if hooks.on_progress is None else _sending_progress(epoch, setup, calls_so_far, hooks)
+    train_loss, train_acc = execution.train_epoch(check)
+    train_seconds = time.perf_counter() - began_training
+    began = time.perf_counter()
+    test_loss, test_acc = execution.evaluate(hooks.should_stop)
+    eval_seconds = time.perf_counter() - began
+    config, labels = setup.config, setup.data.y_test[setup.strip].tolist()
+    return EpochMetrics(
+        epoch=epoch,
+        train_loss=timeline.finite(train_loss),
+        train_accuracy=train_acc,
+        test_loss=timeline.finite(test_loss),
+        test_accuracy=test_acc,
+        train_seconds=train_seconds,
+        eval_seconds=eval_seconds,
+        samples_per_second=execution.samples_per_epoch / train_seconds,
+        warmup=epoch == 1,
+        gflops_per_second=setup.train_flops * execution.samples_per_epoch / train_seconds / 1e9,
+        calls=calls_so_far(execution.marks),
+        learned=learned.of_model(setup.model, config.model, setup.x_strip, setup.strip, labels),
+    )
+
+
+def _sending_progress(epoch: int, setup: SetUp, calls_so_far, hooks: Hooks) -> StopCheck:
+    """should_stop() for one epoch's training that also sends its calls so far: the first call's at once (the race
+    moves seconds after Run, epoch 1 included), then at most every PROGRESS_SECONDS."""
+    sent = -PROGRESS_SECONDS
+
+    def check() -> bool:
+        nonlocal sent
+        now = time.perf_counter()
+        if now - sent >= PROGRESS_SECONDS and setup.execution.marks:
+            sent = now
+            # A copy: model.fit's marks are appended by Keras' callback threads.
+            hooks.on_progress(EpochInProgress(epoch, tuple(calls_so_far(list(setup.execution.marks)))))
+        return hooks.should_stop()
+
+    return check
 
 
 def measure_device(
@@ -187,20 +262,3 @@ def why_figures(
     rate = shapes.rate(probe, per_sample)
     return {**found, "compute_sample_seconds": per_sample, "shape_gflops": rate,
             "why_setup_seconds": time.perf_counter() - began}  # fmt: skip
-
-
-def _progress_check(stop: StopCheck, epoch: int, engine, calls_so_far, on_progress: ProgressCallback) -> StopCheck:
-    """should_stop() for one epoch's training that also sends its calls so far: the first call's at once (the race
-    moves seconds after Run, epoch 1 included), then at most every PROGRESS_SECONDS."""
-    sent = -PROGRESS_SECONDS
-
-    def check() -> bool:
-        nonlocal sent
-        now = time.perf_counter()
-        if now - sent >= PROGRESS_SECONDS and engine.marks:
-            sent = now
-            # A copy: model.fit's marks are appended by Keras' callback threads.
-            on_progress(EpochInProgress(epoch, tuple(calls_so_far(list(engine.marks)))))
-        return stop()
-
-    return check

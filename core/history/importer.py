@@ -134,11 +134,6 @@ def parse_result_file(data: bytes) -> RunResult | SweepResult:
     return FILE_KINDS[kind].validate(top)
 
 
-def read_run_file(path: str | os.PathLike) -> RunResult:
-    """Read and check a training run file from disk."""
-    return parse_run_file(read_limited(path))
-
-
 def read_result_file(path: str | os.PathLike) -> RunResult | SweepResult:
     """Read and check a file of any kind in FILE_KINDS from disk."""
     return parse_result_file(read_limited(path))

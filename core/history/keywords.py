@@ -36,10 +36,10 @@ def _plain(schema: Any) -> Check | None:
     """One loop's check for a bounded number schema (maybe null), or None for any other schema."""
     if not isinstance(schema, dict) or not set(schema) <= _PLAIN or "type" not in schema:
         return None
-    kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-    if not all(k in _TYPES for k in kinds):
+    json_types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    if not all(k in _TYPES for k in json_types):
         return None
-    tests = [_TYPES[k] for k in kinds]
+    tests = [_TYPES[k] for k in json_types]
     low, high = schema.get("minimum"), schema.get("maximum")
 
     def check(value: Any) -> bool:
@@ -47,7 +47,7 @@ def _plain(schema: Any) -> Check | None:
             return False
         return value is None or ((low is None or value >= low) and (high is None or value <= high))
 
-    check.types = {t for k in kinds for t in _PYTHON[k]}  # type: ignore[attr-defined]
+    check.types = {t for k in json_types for t in _PYTHON[k]}  # type: ignore[attr-defined]
     check.bounds = (low, high)  # type: ignore[attr-defined]
     return check
 

@@ -77,7 +77,7 @@ class Recorder:
         """Store the final state (the whole result, else `state` and `error`), trying a locked file SAVE_TRIES
         times; the refusal if it still failed (then retry() may write it later)."""
         if result is not None:
-            return self.finish_with(lambda: self.store.save(result))  # inserts the run if it was never begun
+            return self.finish_with(lambda: self.store.finish(result))  # inserts the run if it was never begun
         if self.begun:
             return self.finish_with(lambda: self.store.mark(self.run_id, state, error))
         return None  # nothing was ever stored, so nothing is left saying `running`
@@ -141,25 +141,42 @@ def attach(runner: Any, store: Any, get_store: Callable[[], Any]) -> None:
     """Persist a Runner's jobs as the CLI does: training runs epoch by epoch, other kinds whole; a write the history
     refuses is said on the job (its note) and tried again, never the end of the job. store None: get_store() at each
     job's start."""
-    recording: dict[str, Recorder] = {}  # run_id -> its recorder, from its start to its end
+    runner.add_listener(JobsRecorder(store, get_store))
 
-    def on_event(event: str, job: Any, payload: Any) -> None:
-        if event == "started":
-            recorder = recording[job.run_id] = Recorder(store or get_store(), job.run_id, job.config)
-            if isinstance(job.config, TrainConfig):
-                job.note = recorder.start()
-            return
-        recorder = recording.get(job.run_id)
+
+class JobsRecorder:
+    """A Runner's listener: each job's Recorder from its start to its end, and what each event writes."""
+
+    def __init__(self, store: Any, get_store: Callable[[], Any]):
+        self.store, self.get_store = store, get_store
+        self.recording: dict[str, Recorder] = {}  # run_id -> its recorder, from its start to its end
+        # The runner's event -> what it writes; the other events (submitted, progress, ...) write nothing.
+        self.handlers = {"started": self.started, "epoch": self.epoch, "finished": self.finished}
+
+    def __call__(self, event: str, job: Any, payload: Any) -> None:
+        handler = self.handlers.get(event)
+        if handler is not None:
+            handler(job, payload)
+
+    def started(self, job: Any, _: Any) -> None:
+        """A job begins: a training run's row says `running` from now on."""
+        recorder = self.recording[job.run_id] = Recorder(self.store or self.get_store(), job.run_id, job.config)
+        if isinstance(job.config, TrainConfig):
+            job.note = recorder.start()
+
+    def epoch(self, job: Any, metrics: Any) -> None:
+        """A training run's epoch finished: written now, with the run's device info so far."""
+        recorder = self.recording.get(job.run_id)  # None: cancelled while queued, never started
+        if recorder is not None and isinstance(job.config, TrainConfig):
+            job.note = recorder.epoch(metrics, job.result)
+
+    def finished(self, job: Any, _: Any) -> None:
+        """A job ended: its final state, tried again later if the history refuses it now."""
+        recorder = self.recording.pop(job.run_id, None)
         if recorder is None:
             return  # cancelled while queued: never started, nothing to keep
-        if event == "epoch" and isinstance(job.config, TrainConfig):
-            job.note = recorder.epoch(payload, job.result)
-        elif event == "finished":
-            del recording[job.run_id]
-            job.note = _final(recorder, job) and recorder.note()
-            recorder.keep_trying()  # the server outlives the job: its final state is written once the file takes it
-
-    runner.add_listener(on_event)
+        job.note = _final(recorder, job) and recorder.note()
+        recorder.keep_trying()  # the server outlives the job: its final state is written once the file takes it
 
 
 def _final(recorder: Recorder, job: Any) -> StoreError | None:
@@ -173,5 +190,5 @@ def _final(recorder: Recorder, job: Any) -> StoreError | None:
         return recorder.finish(state=state, error=getattr(job, "error_text", None))
     if hasattr(result, "kind") and hasattr(result, "to_dict"):  # a sweep, stored whole if its result says its kind
         store = recorder.store
-        return recorder.finish_with(lambda: store.save_record(result.kind, result.to_dict(), job.run_id, job.state))
+        return recorder.finish_with(lambda: store.finish(result, run_id=job.run_id, status=job.state))
     return None

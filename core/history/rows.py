@@ -113,6 +113,12 @@ class SweepRow:
         return {**asdict(self), "devices": list(self.devices), "batch_sizes": list(self.batch_sizes)}
 
 
+def unreadable_sweep_row(run_id: str, started_at: str | None, status: str, origin: str, err: Exception) -> SweepRow:
+    """The line of a stored sweep that cannot be read: listed with the reason, so nothing stored is hidden."""
+    error = f"The stored sweep cannot be read: {err}"
+    return SweepRow(run_id, started_at, None, None, (), (), 0, 0, status, None, "", error, origin)
+
+
 def sweep_row(result: SweepResult, origin: str = "local") -> SweepRow:
     """The table row for a sweep: what it measured, on what, and where the devices cross."""
     config = result.config

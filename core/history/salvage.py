@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 from core.history import tables
 from core.history.database import connect
@@ -88,8 +91,25 @@ def _ids(db: sqlite3.Connection) -> list[str]:
     return list(ids)
 
 
+def _run_row(db: sqlite3.Connection, run_id: str, _: str | None, columns: tuple) -> tuple[RunResult, bool]:
+    epochs, complete = _epochs(db, run_id)
+    result = tables.read_runs([columns], epochs)[run_id]
+    if result.status == "running":  # its writer is gone with the damaged file
+        result.status, result.error = "interrupted", "Salvaged from a damaged history while it was running."
+    return result, complete
+
+
+def _sweep_row(_: sqlite3.Connection, run_id: str, payload: str | None, __: tuple) -> tuple[SweepResult, bool]:
+    return tables.read_sweep(run_id, payload), True
+
+
+# A runs row's kind -> how it is read back: (the result, whether all of it could be read).
+READERS: dict[str, Callable[..., tuple[Any, bool]]] = {"train": _run_row, SWEEP_KIND: _sweep_row}
+
+
 def _copy(db: sqlite3.Connection, out: sqlite3.Connection, ids: list[str]) -> tuple[int, ...]:
-    runs = partial = sweeps = lost = 0
+    found: Counter[str] = Counter()
+    partial = lost = 0
     for run_id in ids:
         try:
             row = db.execute(
@@ -99,23 +119,17 @@ def _copy(db: sqlite3.Connection, out: sqlite3.Connection, ids: list[str]) -> tu
             lost += 1
             continue
         kind, payload, columns = row[0], row[1], row[2:]
+        if kind not in READERS:
+            lost += 1  # a kind this version does not know: left for a newer one to salvage
+            continue
         try:
-            if kind == "train":
-                epochs, complete = _epochs(db, run_id)
-                result = tables.read_runs([columns], epochs)[run_id]
-                if result.status == "running":  # its writer is gone with the damaged file
-                    result.status, result.error = "interrupted", "Salvaged from a damaged history while it was running."
-                _write(out, result, columns[-1])
-                runs, partial = runs + 1, partial + (not complete)
-            elif kind == SWEEP_KIND:
-                result = tables.read_sweep(run_id, payload)
-                _write(out, result, columns[-1])
-                sweeps += 1
-            else:
-                lost += 1  # a kind this version does not know: left for a newer one to salvage
+            result, complete = READERS[kind](db, run_id, payload, columns)
+            _write(out, result, columns[-1])
         except (ValueError, TypeError, RunFileError, StoreError, sqlite3.Error):
             lost += 1
-    return runs, partial, sweeps, lost
+            continue
+        found[kind], partial = found[kind] + 1, partial + (not complete)
+    return found["train"], partial, found[SWEEP_KIND], lost
 
 
 def _epochs(db: sqlite3.Connection, run_id: str) -> tuple[list[tuple[str, str]], bool]:

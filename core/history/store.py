@@ -2,16 +2,15 @@
 
 Readable from any thread or process (core.history.database opens the file). A sweep, or any other
 kind of result, is kept as its file's JSON in a runs row of its kind; a stored sweep read back is checked
-as an imported file is, and one that fails is listed with the reason, never hidden. The file is over 300 lines: the Store
-is the one API the page, the runner and the CLI share; what it is built from (paths, database, tables,
-summary, importer, salvage) lives in those modules.
+as an imported file is, and one that fails is listed with the reason, never hidden.
+
+One write per event: begin (a run starts), add_epoch (an epoch finished), finish (a job ended with its result),
+mark (it ended without one); one way in for a file: import_file.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -19,20 +18,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from core.history import database, importer, recorder, salvage, summary, tables
+from core.history import database, importer, paths, recorder, summary, tables
 from core.history.database import connect, new_run_id, open_read_only, open_reader, process_token
 from core.history.importer import ImportOutcome, RunFileError
-from core.history.paths import (
-    StoreError,
-    check_path,
-    default_db_path,
-    is_read_only,
-    lock_timeout,
-    read_error,
-    read_only_error,
-    write_error,
-)
-from core.history.rows import HistoryRow, SweepRow, result_csv, sweep_row
+from core.history.paths import StoreError, default_db_path
+from core.history.rows import HistoryRow, SweepRow, result_csv, sweep_row, unreadable_sweep_row
 from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
 
 __all__ = ["Store", "StoreError", "attach", "default_db_path", "get_store", "new_run_id"]
@@ -46,9 +36,9 @@ class Store:
     """
 
     def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool | None = None):
-        self.path = default_db_path() if path is None else check_path(path)
-        self.lock_timeout = lock_timeout()
-        self.read_only = is_read_only(self.path) if read_only is None else read_only
+        self.path = default_db_path() if path is None else paths.check_path(path)
+        self.lock_timeout = paths.lock_timeout()
+        self.read_only = paths.is_read_only(self.path) if read_only is None else read_only
         self._write_lock, self._read_lock = threading.RLock(), threading.Lock()
         self._running: dict[str, summary.Running] = {}  # runs recording epoch by epoch: their summaries so far
         if self.read_only:
@@ -78,7 +68,7 @@ class Store:
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: all of it lands, or none of it; a held lock is waited for lock_timeout s."""
         if self._writer is None:
-            raise read_only_error(self.path)
+            raise paths.read_only_error(self.path)
         db = self._writer
         with self._write_lock:
             try:
@@ -93,14 +83,14 @@ class Store:
             except sqlite3.Error as err:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
-                raise write_error(self.path, err, self.lock_timeout) from None
+                raise paths.write_error(self.path, err, self.lock_timeout) from None
 
     def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
         with self._read_lock:
             try:
                 return self._reader.execute(sql, tuple(params)).fetchall()
             except sqlite3.Error as err:
-                raise read_error(self.path, err) from None
+                raise paths.read_error(self.path, err) from None
 
     # -- a run as it happens (the runner and the CLI) ------------------------------------
     def begin(self, run_id: str, config: Any, started_at: str | None = None) -> None:
@@ -109,19 +99,11 @@ class Store:
         pid = os.getpid()
         database.LIVE.add(run_id)  # before its row exists: a listing never takes this process's new row for a dead one
         try:
-            self._insert_running(run_id, config_dict, pid, started_at)
+            with self._tx() as db:
+                tables.insert_running(db, run_id, config_dict, pid, process_token(pid), started_at)
         except BaseException:
             database.LIVE.discard(run_id)
             raise
-
-    def _insert_running(self, run_id: str, config_dict: dict, pid: int, started_at: str | None) -> None:
-        with self._tx() as db:
-            db.execute(
-                "INSERT INTO runs (run_id, status, schema_version, config, device, started_at, stored_at,"
-                " owner_host, owner_pid, owner_token) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, RunResult.schema_version, json.dumps(config_dict), json.dumps({"requested": config_dict.get("device")}),
-                 started_at or utc_now(), utc_now(), socket.gethostname(), pid, process_token(pid)),
-            )  # fmt: skip
 
     def add_epoch(self, run_id: str, metrics: EpochMetrics, result: RunResult | None = None) -> None:
         """Write one finished epoch (and the run's host and device info so far) in one transaction."""
@@ -135,11 +117,15 @@ class Store:
             tables.write_epochs(db, run_id, [metrics])
             summary.after_epoch(db, run_id, metrics, self._running.setdefault(run_id, summary.Running()))
 
-    def finish(self, result: RunResult, origin: str = "local") -> None:
-        """Write a run's final state and every epoch it has (inserting the run if it was never begun)."""
+    def finish(
+        self, result: Any, origin: str = "local", *, run_id: str | None = None, status: str | None = None
+    ) -> None:
+        """Write a job's result whole: a run with every epoch (inserted if it was never begun), or a sweep or any
+        other kind's result as its JSON; run_id and status: the job's, where its result does not carry them."""
+        run_id, status = run_id or result.run_id, status or result.status
         with self._tx() as db:
-            tables.write_run(db, result, origin)
-        self._ended(result.run_id)
+            tables.write(db, result, origin, run_id, status)
+        self._ended(run_id)
 
     def mark(self, run_id: str, status: str, error: str | None = None) -> None:
         """Set a run's final status when there is no result to finish it with."""
@@ -152,47 +138,16 @@ class Store:
             )
         self._ended(run_id)
 
-    def save(self, result: RunResult | SweepResult, origin: str = "local") -> None:
-        """Store a finished training run or sweep whole (replacing what was recorded of it so far)."""
-        with self._tx() as db:
-            tables.write(db, result, origin)
-        self._ended(result.run_id)
-
     def _ended(self, run_id: str | None) -> None:
         database.LIVE.discard(run_id)
         self._running.pop(run_id, None)
 
-    def save_record(
-        self, kind: str, payload: dict[str, Any], run_id: str | None = None, status: str = "completed"
-    ) -> str:
-        """Store (or replace) a non-training result (a sweep) as JSON under `kind`; returns its id."""
-        if kind == "train":
-            raise ValueError("training runs are stored with finish(), not save_record().")
-        run_id = run_id or new_run_id()
-        with self._tx() as db:
-            changed = tables.write_record(db, kind, payload, run_id, status)
-        if not changed:
-            raise ValueError(f"id {run_id} is already used by a result of another kind.")
-        return run_id
-
     # -- importing and exporting files ---------------------------------------------
-    def import_bytes(self, data: bytes) -> ImportOutcome:
-        """Add a run from a JSON file's bytes; raises RunFileError (store unchanged) for a bad file."""
-        return self._add_imported(importer.parse_run_file(data))
-
-    def import_file(self, path: str | os.PathLike) -> ImportOutcome:
-        """Add a run from a JSON file written by `python -m core train --json` or export."""
-        return self._add_imported(importer.read_run_file(path))
-
-    def import_result_bytes(self, data: bytes) -> ImportOutcome:
-        """Add a training run or a sweep from a JSON file's bytes; RunFileError (store unchanged) for a bad file."""
-        return self._add_imported(importer.parse_result_file(data))
-
-    def import_result_file(self, path: str | os.PathLike) -> ImportOutcome:
-        """Add a training run or a sweep from a JSON file (train --json, sweep --json or export)."""
-        return self._add_imported(importer.read_result_file(path))
-
-    def _add_imported(self, result: RunResult | SweepResult) -> ImportOutcome:
+    def import_file(self, source: bytes | str | os.PathLike) -> ImportOutcome:
+        """Add a training run or a sweep from a JSON file (its bytes, or its path) written by train --json, sweep --json
+        or export; raises RunFileError (the store unchanged) for a bad file."""
+        is_bytes = isinstance(source, (bytes, bytearray))
+        result = importer.parse_result_file(source) if is_bytes else importer.read_result_file(source)
         if result.run_id is None:  # an id-less file: its content names it, so a second import matches
             result.run_id = importer.content_id(result)
         with self._tx() as db:  # check and insert in one transaction, so two importers cannot both add it
@@ -255,9 +210,7 @@ class Store:
 
     def history(self, limit: int | None = None) -> list[HistoryRow]:
         """Training runs, newest first, from their summaries (no epoch is read): the History table and `history`.
-
-        A row saying `running` with no live job (its process died, or its job here ended unrecorded) is ended first.
-        """
+        A row saying `running` with no live job (its process died, or its job here ended unrecorded) is ended first."""
         self._end_stranded()
         rows = self._query(
             f"SELECT {tables.SUMMARY_COLUMNS} FROM runs WHERE kind = 'train'"
@@ -307,10 +260,7 @@ class Store:
             try:
                 listed.append(sweep_row(tables.read_sweep(run_id, payload), origin))
             except RunFileError as err:  # listed with the reason, so nothing stored is hidden
-                unreadable = f"The stored sweep cannot be read: {err}"
-                listed.append(
-                    SweepRow(run_id, started_at, None, None, (), (), 0, 0, status, None, "", unreadable, origin)
-                )
+                listed.append(unreadable_sweep_row(run_id, started_at, status, origin, err))
         return listed
 
     def get_sweep(self, run_id: str) -> SweepResult | None:
@@ -323,30 +273,11 @@ class Store:
         except RunFileError as err:
             raise StoreError(f"The run history {self.path} holds sweep {run_id}, which it cannot read: {err}") from None
 
-    def records(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
-        """(id, payload) for every stored result of `kind`, newest first."""
-        rows = self._query("SELECT run_id, payload FROM runs WHERE kind = ? ORDER BY stored_at DESC", (kind,))
-        return [(run_id, json.loads(payload or "{}")) for run_id, payload in rows]
-
     def delete(self, run_id: str) -> bool:
         """Remove a run and its epochs, or a sweep; False if there was none."""
         with self._tx() as db:
             db.execute("DELETE FROM epochs WHERE run_id = ?", (run_id,))
             return db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount > 0
-
-    # -- health ----------------------------------------------------------------------
-    @staticmethod
-    def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> str:
-        """Copy every readable run and sweep of a damaged history into a new file; one sentence with counts."""
-        return salvage.salvage(src, dst)
-
-    def integrity_check(self) -> str:
-        """SQLite's PRAGMA integrity_check: 'ok' for a sound file."""
-        return "; ".join(row[0] for row in self._query("PRAGMA integrity_check"))
-
-    def checkpoint(self) -> None:
-        """Fold the write-ahead log into the main file (so the file alone holds everything)."""
-        self._query("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 _stores: dict[Path, Store] = {}
@@ -355,7 +286,7 @@ _stores_lock = threading.Lock()
 
 def get_store(path: str | os.PathLike | None = None) -> Store:
     """The process-wide Store for `path` (default: default_db_path(), read now); opened once."""
-    resolved = (default_db_path() if path is None else check_path(path)).resolve()
+    resolved = (default_db_path() if path is None else paths.check_path(path)).resolve()
     with _stores_lock:
         if resolved not in _stores:
             _stores[resolved] = Store(resolved)

@@ -15,7 +15,6 @@ from dataclasses import fields
 
 from core.results import EpochMetrics, RunResult
 
-COLUMNS = ("epochs_done", "final_test_accuracy", "median_epoch_seconds")
 _EPOCH_FIELDS = {f.name for f in fields(EpochMetrics)}
 
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import fields, is_dataclass
@@ -37,12 +38,29 @@ def to_json(value: Any) -> str:
         raise StoreError(f"A run cannot be stored: {err}.") from None
 
 
-def write(db: sqlite3.Connection, result: RunResult | SweepResult, origin: str) -> None:
-    """Insert or replace a training run (with its epochs) or a sweep; StoreError if its id is another kind's."""
+def insert_running(
+    db: sqlite3.Connection, run_id: str, config: dict, pid: int, token: str, started_at: str | None
+) -> None:
+    """The row of a run starting now, owned by process `pid` on this host (token: core.history.database)."""
+    db.execute(
+        "INSERT INTO runs (run_id, status, schema_version, config, device, started_at, stored_at,"
+        " owner_host, owner_pid, owner_token) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+        (run_id, RunResult.schema_version, json.dumps(config), json.dumps({"requested": config.get("device")}),
+         started_at or utc_now(), utc_now(), socket.gethostname(), pid, token),
+    )  # fmt: skip
+
+
+def write(
+    db: sqlite3.Connection, result: Any, origin: str, run_id: str | None = None, status: str | None = None
+) -> None:
+    """Insert or replace a training run (with its epochs), or a sweep or any other kind's result (run_id and status:
+    where it does not carry them); StoreError if its id is another kind's."""
     if isinstance(result, RunResult):
         write_run(db, result, origin)
-    elif not write_record(db, result.kind, result.to_dict(), result.run_id, result.status, origin):
-        raise StoreError(f"The id {result.run_id} is already used by a result of another kind.")
+        return
+    run_id, status = run_id or result.run_id, status or result.status
+    if not write_record(db, result.kind, result.to_dict(), run_id, status, origin):
+        raise StoreError(f"The id {run_id} is already used by a result of another kind.")
 
 
 def write_run(db: sqlite3.Connection, result: RunResult, origin: str) -> None:

@@ -12,13 +12,8 @@ from core.engine import data as datasets
 from core.engine.job import StopCheck
 from core.engine.timeline import Mark
 
-# Where xla="auto" turns XLA on for a CPU too: execution mode -> models. The multi-step loop compiles a
-# whole call (the loop and its steps) into one XLA program, which removes the per-step op dispatch that
-# dominates a small dense model's step: on a 2-core CPU the tutorial's softmax epoch took 0.13 s against
-# 0.24 s as a graph loop without XLA (bench/floor.py), the MLP(128) 0.32 s against 0.59 s. Keras' fit compiles only
-# the step and launches it from Python or a graph loop, and XLA made that slower on the CPU (softmax:
-# 1.36 s against 0.84 s an epoch in keras-fit, 0.30 s against 0.27 s in keras-fit-spe); XLA also slows
-# the convolutions on a CPU. Everything else stays off on a CPU.
+# Where xla="auto" turns XLA on for a CPU: one XLA program per call drops a dense step's dispatch, measured faster
+# only there (a 2-core CPU's softmax epoch 0.13 s, not 0.24 s: bench/floor.py, bench/precision_xla.py --device cpu).
 XLA_ON_CPU: dict[str, frozenset[str]] = {"multi-step-loop": frozenset({"softmax", "mlp"})}
 
 
@@ -64,7 +59,7 @@ def for_precision(optimizer, precision: str):
     return keras.optimizers.LossScaleOptimizer(optimizer) if precision == "mixed_float16" else optimizer
 
 
-class Engine:
+class Execution:
     """One execution mode, as train() drives it: prepare_epoch (untimed), train_epoch (timed), evaluate (timed).
 
     Build it inside the tf.device scope, after the model. Every mode trains on the same batches in

@@ -12,7 +12,7 @@ from typing import Any
 
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine.executions.base import Engine, make_optimizer
+from core.engine.executions.base import Execution, make_optimizer
 from core.engine.job import Cancelled, StopCheck, never_stop
 from core.engine.step import TARGET_CALL_SECONDS
 
@@ -21,9 +21,9 @@ from core.engine.step import TARGET_CALL_SECONDS
 CALIBRATION_STEPS, CALIBRATION_SECONDS, CALIBRATION_MAX_STEPS = 3, 0.1, 50
 
 
-def _stop_callback(engine: KerasFit):
+def _stop_callback(execution: KerasFit):
     """A Keras callback that asks engine's should_stop() after each execution (training and evaluation) and marks
-    each training execution for the race against the clock (engine.marks)."""
+    each training execution for the race against the clock (execution.marks)."""
     import keras
 
     class StopWhenAsked(keras.callbacks.Callback):
@@ -38,21 +38,21 @@ def _stop_callback(engine: KerasFit):
             # a time taken now is after the execution's work was done, even on a GPU, where the main
             # thread has already queued the next one. `batch` is the execution's last step (past the epoch's
             # end for a last, shorter execution).
-            logs, done = logs or {}, min(batch + 1, engine.steps)
-            engine.marks.append(
+            logs, done = logs or {}, min(batch + 1, execution.steps)
+            execution.marks.append(
                 (time.perf_counter(), done, float(logs.get("loss", "nan")), float(logs.get("accuracy", 0.0)))
             )
-            if engine.should_stop():
-                engine.stopped = self.model.stop_training = True
+            if execution.should_stop():
+                execution.stopped = self.model.stop_training = True
 
         def on_test_batch_end(self, batch, logs=None):
-            if engine.should_stop():
-                engine.stopped = self.model.stop_evaluating = True
+            if execution.should_stop():
+                execution.stopped = self.model.stop_evaluating = True
 
     return StopWhenAsked()
 
 
-class KerasFit(Engine):
+class KerasFit(Execution):
     """model.fit one epoch at a time on the epoch's batches in order (shuffle=False), steps_per_execution=1."""
 
     name = "keras-fit"

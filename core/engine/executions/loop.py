@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine.executions.base import Engine, make_optimizer
+from core.engine.executions.base import Execution, make_optimizer
 from core.engine.job import Cancelled, StopCheck
 from core.engine.step import StepRunner, build_train_chunk
 from core.engine.tf_setup import tf
@@ -15,7 +15,7 @@ EVAL_BATCH = 1000
 MIN_CALLS_PER_EPOCH = 4
 
 
-class MultiStepLoop(Engine):
+class MultiStepLoop(Execution):
     """The shared multi-step step (core.engine.step), calls of about 0.2 s; what was called "fast"."""
 
     name = "multi-step-loop"
