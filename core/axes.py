@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.config import EXECUTIONS, PRECISIONS, XLA_CHOICES, ConfigError, TrainConfig, canonical_execution
+from core.i18n import N_
 
 MIN_VALUES, MAX_VALUES = 2, 4
 
@@ -52,12 +53,12 @@ class Axis:
 
 
 AXES: dict[str, Axis] = {
-    "device": Axis("device", "Device", None, _device),
-    "execution": Axis("execution", "Execution", EXECUTIONS, lambda v: canonical_execution(_word(v))),
-    "precision": Axis("precision", "Precision", PRECISIONS, _word),
-    "xla": Axis("xla", "XLA (jit_compile)", XLA_CHOICES, lambda v: _word(v).lower() if isinstance(v, str) else v),
-    "batch_size": Axis("batch_size", "Batch size", None, _whole, "batch "),
-    "hidden_units": Axis("hidden_units", "Hidden units (MLP)", None, _whole, "width "),
+    "device": Axis("device", N_("Device"), None, _device),
+    "execution": Axis("execution", N_("Execution"), EXECUTIONS, lambda v: canonical_execution(_word(v))),
+    "precision": Axis("precision", N_("Precision"), PRECISIONS, _word),
+    "xla": Axis("xla", N_("XLA (jit_compile)"), XLA_CHOICES, lambda v: _word(v).lower() if isinstance(v, str) else v),
+    "batch_size": Axis("batch_size", N_("Batch size"), None, _whole, "batch "),
+    "hidden_units": Axis("hidden_units", N_("Hidden units (MLP)"), None, _whole, "width "),
 }
 
 

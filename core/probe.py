@@ -23,6 +23,7 @@ from core.cluster.connect import ADDRESS_ENV
 from core.config import EXECUTIONS, ConfigError, TrainConfig, split_device
 from core.engine.devices import GPU_ADVICE
 from core.engine.limits import share_path
+from core.i18n import N_, _
 
 ROOT = Path(__file__).resolve().parents[1]
 # A cold first import of TensorFlow (and CUDA probing) can take a minute on a slow disk.
@@ -215,13 +216,13 @@ def modes(probe: Probe) -> list[Mode]:
         Mode("cpu", "CPU", ({"device": "cpu"},), False),
         *(Mode(g, f"{g.upper()} · {names[g]}" if names.get(g) else "GPU", ({"device": g},), True) for g in gpus),
         Mode("cpu-vs-gpu", "CPU vs GPU", ({"device": "cpu"}, {"device": first}), True),
-        Mode("fit:cpu", "Multi-step loop vs plain model.fit, on the CPU", _fit_runs("cpu"), False),
-        Mode("executions:cpu", EXECUTIONS_LABEL.format(device="the CPU"), _execution_runs("cpu"), False),
+        Mode("fit:cpu", _(FIT_LABEL).format(device=_("the CPU")), _fit_runs("cpu"), False),
+        Mode("executions:cpu", _(EXECUTIONS_LABEL).format(device=_("the CPU")), _execution_runs("cpu"), False),
     ]
     if probe.gpus:
         found += [
-            Mode(f"fit:{first}", f"Multi-step loop vs plain model.fit, on {first.upper()}", _fit_runs(first), True),
-            Mode(f"executions:{first}", EXECUTIONS_LABEL.format(device=first.upper()), _execution_runs(first), True),
+            Mode(f"fit:{first}", _(FIT_LABEL).format(device=first.upper()), _fit_runs(first), True),
+            Mode(f"executions:{first}", _(EXECUTIONS_LABEL).format(device=first.upper()), _execution_runs(first), True),
         ]
     return found + [mode for node in probe.nodes if not node.get("message") for mode in node_modes(node)]
 
@@ -246,7 +247,8 @@ def node_modes(node: dict[str, Any]) -> list[Mode]:
     return [cpu, *gpus, versus]
 
 
-EXECUTIONS_LABEL = "model.fit vs steps_per_execution vs multi-step loop, on {device}"
+FIT_LABEL = N_("Multi-step loop vs plain model.fit, on {device}")
+EXECUTIONS_LABEL = N_("model.fit vs steps_per_execution vs multi-step loop, on {device}")
 
 
 def _fit_runs(device: str) -> tuple[dict[str, str], ...]:
@@ -264,9 +266,9 @@ def unavailable(mode: Mode, probe: Probe) -> str | None:
     if not mode.needs_gpu:
         return None
     reasons: dict[str, Callable[[], str | None]] = {
-        CHECKING: lambda: "still checking for GPUs",
-        FAILED: lambda: "the hardware check failed, so GPUs are off",
-        READY: lambda: None if probe.gpus else "no GPU found on this machine",
+        CHECKING: lambda: _("still checking for GPUs"),
+        FAILED: lambda: _("the hardware check failed, so GPUs are off"),
+        READY: lambda: None if probe.gpus else _("no GPU found on this machine"),
     }
     return reasons[probe.state]()
 
@@ -291,12 +293,14 @@ def plan(
         mode = Mode(mode.key, mode.label, runs, mode.needs_gpu and field != "device")
     reason = unavailable(mode, probe)
     if reason is not None:
-        raise ConfigError("device", f"{mode.label} cannot run here: {reason}.")
+        raise ConfigError("device", _("{mode} cannot run here: {reason}.").format(mode=mode.label, reason=reason))
     configs = [TrainConfig(**{**settings, **overrides}) for overrides in runs]
     for config in configs:
         node, local = split_device(config.device)
         if node is None and local.startswith("gpu") and (why := unavailable(Mode("", "", (), True), probe)):
-            raise ConfigError("device", f"{config.device.upper()} cannot run here: {why}.")
+            raise ConfigError(
+                "device", _("{mode} cannot run here: {reason}.").format(mode=config.device.upper(), reason=why)
+            )
         # A Ray node's device is judged by that node's own host description.
         host = next((n.get("host") or {} for n in probe.nodes if n.get("name") == node), {}) if node else probe.host
         device_kinds.check(config.device, config.precision, config.xla, host)

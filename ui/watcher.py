@@ -24,8 +24,9 @@ import streamlit as st
 
 from core import probe
 from core.config import SweepConfig, TrainConfig
+from core.i18n import N_, _
 from core.runner import JobStatus
-from ui import access, live, priority
+from ui import access, lang, live, priority
 from ui.resources import get_runner, hardware
 
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
@@ -41,6 +42,8 @@ KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the
 SEEN = "live_seen"  # ids of active jobs this page has drawn; one finishing reruns the page
 DRAWN = "live_drawn"  # Snapshot.progress() of the jobs the view drew in its last full run
 DRAWN_AT = "live_drawn_at"  # when that was (time.monotonic())
+# Who stopped a run, as the runner records it (English, the record's words) and every page translates it.
+BY_PRESENTER, BY_OTHER = N_("the presenter"), N_("another page")
 STOPPED_HERE = "stopped_here"  # ids this page asked to stop: their line says "stopped by this page"
 
 _queue_slot: ContextVar = ContextVar("queue_slot")
@@ -107,7 +110,7 @@ def stop(kind: str) -> None:
     watch = st.session_state.get(kind)
     if watch is None or not access.allowed():
         return
-    by = "the presenter" if os.environ.get(access.TOKEN_ENV) else "another page"  # as the other pages word it
+    by = BY_PRESENTER if os.environ.get(access.TOKEN_ENV) else BY_OTHER  # as the other pages word it
     for run_id in watch.ids:
         if get_runner().cancel(run_id, by=by):
             st.session_state[STOPPED_HERE] = {*st.session_state.get(STOPPED_HERE, ()), run_id}
@@ -119,7 +122,7 @@ def stopped_by(jobs: Iterable[JobStatus]) -> str | None:
     here = st.session_state.get(STOPPED_HERE, set())
     for s in jobs:
         if s.state == "cancelled" and (s.run_id in here or s.stopped_by):
-            return "this page" if s.run_id in here else s.stopped_by
+            return _("this page") if s.run_id in here else _(s.stopped_by)
     return None
 
 
@@ -138,9 +141,9 @@ def controls_ui(kind: str, snap: Snapshot, label: str, keys: tuple[str, str], on
     # No tooltip of its own while warming: the queue line says it (a presenter's pointer rests on Run after a run).
     run_col.button(label, key=keys[0], type="primary", on_click=on_run,
                    disabled=own_active or not ready or not may or warming, width="stretch",
-                   help=access.help_text("Starting a run"))  # fmt: skip
-    stop_col.button("Stop", key=keys[1], on_click=stop, args=(kind,), disabled=not (active and may),
-                    width="stretch", help=access.help_text("Stopping a run"))  # fmt: skip
+                   help=access.help_text(_("Starting a run")))  # fmt: skip
+    stop_col.button(_("Stop"), key=keys[1], on_click=stop, args=(kind,), disabled=not (active and may),
+                    width="stretch", help=access.help_text(_("Stopping a run")))  # fmt: skip
     # Keyed: the line keeps its height (ui.layout) whether its words take one line or two.
     return status_col.container(key=f"{kind}_status")
 
@@ -152,13 +155,16 @@ def status_view(kind: str, labels: Callable, prompt: str, status_col, snap: Snap
     """
     jobs, watch = snap.shown[kind], snap.watches[kind]
     if not jobs:
-        status_col.markdown(prompt if access.allowed() else "Nothing running; the presenter's runs appear here live.")
+        status_col.markdown(
+            prompt if access.allowed() else _("Nothing running; the presenter's runs appear here live.")
+        )
         return
     line = live.status_line(jobs, labels(jobs), snap.current, watch.stopping)
     if not watch.own:
-        line = f"{'Already running on this server' if live.is_active(jobs) else 'From another page'}: {line}"
+        said = _("Already running on this server: {line}") if live.is_active(jobs) else _("From another page: {line}")
+        line = said.format(line=line)
     if who := stopped_by(jobs):
-        line = f"{line} — stopped by {who}"
+        line = _("{line} — stopped by {who}").format(line=line, who=who)
     status_col.markdown(f"**{line}**")
     text, fraction = live.download_line(jobs) or live.progress_bar(jobs)
     st.progress(fraction, text=text)
@@ -218,6 +224,7 @@ def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> N
 
 
 def _tick(slot, kinds: tuple[str, ...], draw: Callable[[Snapshot], None] | None, checking: bool, warming: bool) -> None:
+    lang.resume()  # a tick may run in a thread of its own: the page's language again
     priority.viewer_page(not access.allowed())  # a viewer's tick waits for the run under measurement
     snap, seen = take(kinds), st.session_state.get(SEEN, set())
     answered = checking and hardware().state != probe.CHECKING

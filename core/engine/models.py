@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from core.i18n import N_
+
 NUM_CLASSES = 10
 
 
@@ -69,9 +71,9 @@ class ModelSpec:
 
 
 REGISTRY: dict[str, ModelSpec] = {
-    "softmax": ModelSpec("Softmax regression", "the tutorial's one dense layer, 784 -> 10", _softmax),
-    "mlp": ModelSpec("MLP", "784 -> hidden (ReLU) -> 10", _mlp),
-    "cnn": ModelSpec("CNN", "two 3x3 conv + max-pool blocks, then dense 10", _cnn),
+    "softmax": ModelSpec(N_("Softmax regression"), N_("the tutorial's one dense layer, 784 -> 10"), _softmax),
+    "mlp": ModelSpec("MLP", N_("784 -> hidden (ReLU) -> 10"), _mlp),
+    "cnn": ModelSpec("CNN", N_("two 3x3 conv + max-pool blocks, then dense 10"), _cnn),
 }
 
 

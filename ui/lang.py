@@ -1,0 +1,61 @@
+"""Which language the page speaks: `?lang=zh|en` in the address, else the sidebar's switch, else the browser's.
+
+apply() runs at the start of every script run (streamlit_app.main) and of every live tick (a fragment may run in a
+new thread, where core.i18n's ContextVar starts at English). A language chosen (by the address or the switch) is
+kept in session_state and written back to the address, so a reload, a view change and a prepared link keep it;
+ui.links writes only its own names there, so the two never overwrite each other.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import i18n
+from core.i18n import N_, _  # noqa: F401 (the entry takes them from here: it imports only ui/)
+
+PARAM = "lang"  # the address' name
+KEY = "lang"  # session_state: the language chosen on this page, by its address or its switch
+SWITCH = "lang_switch"  # the switch's widget key
+NAMES = {"en": "English", "zh": "简体中文"}  # each language in its own words
+
+
+def _browser() -> str:
+    locale = (st.context.locale or "").lower()
+    return "zh" if locale.startswith("zh") else i18n.ENGLISH
+
+
+def chosen() -> str:
+    """The page's language: the address', else the one chosen here before, else the browser's, else English."""
+    ss, asked = st.session_state, st.query_params.get(PARAM)
+    if asked in NAMES:
+        ss[KEY] = asked
+    if (kept := ss.get(KEY)) in NAMES:
+        if st.query_params.get(PARAM) != kept:
+            st.query_params[PARAM] = kept  # a view change empties the address: the language stays in it
+        return kept
+    return _browser()
+
+
+def apply() -> str:
+    """Speak the page's language in this script run; returns it."""
+    code = chosen()
+    i18n.set_language(code)
+    return code
+
+
+def resume() -> None:
+    """In a live tick: the language this page's last full run chose (a tick never reads the address)."""
+    i18n.set_language(st.session_state.get(KEY) or _browser())
+
+
+def _switched() -> None:
+    if (code := st.session_state[SWITCH]) in NAMES:  # a click on the language shown unselects it: kept
+        st.session_state[KEY] = st.query_params[PARAM] = code
+
+
+def switch_ui(code: str) -> None:
+    """The sidebar's language switch (each language named in its own words)."""
+    st.session_state[SWITCH] = code
+    st.sidebar.segmented_control(
+        _("Language"), list(NAMES), format_func=NAMES.get, key=SWITCH, on_change=_switched, label_visibility="collapsed"
+    )
