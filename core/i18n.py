@@ -1,9 +1,11 @@
 """The page's language: gettext catalogs (locale/<lang>/LC_MESSAGES/tfdash.po), one language per thread.
 
-Streamlit runs each browser session's script in a thread of its own, so the language lives in a ContextVar the
-page sets at the start of every script run (ui.lang); every other thread (the CLI, the runner, a worker) never sets
-it and speaks English, the catalogs' msgids. A catalog is compiled from its .po with Babel when first asked for, in
-memory, so the words shown are always those committed (no stale .mo).
+Streamlit runs each browser session's script in a thread of its own (a new one for most reruns, its callbacks and
+live ticks included), so the page registers a resolver (ui.lang) that says the language of the session whose script
+the calling thread runs; a thread that runs no page's script, and one that never set a language (the CLI, the runner,
+a worker), speaks English, the catalogs' msgids. set_language() sets a thread's own (a test's, the CLI never does).
+A catalog is compiled from its .po with Babel when first asked for, in memory, so the words shown are always those
+committed (no stale .mo).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import gettext
 import io
 import threading
+from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -20,7 +23,8 @@ ENGLISH = "en"
 # A page's language code -> its catalog's locale (locale/<locale>/LC_MESSAGES/tfdash.po); English is the msgids.
 LANGUAGES = {"en": "en", "zh": "zh_CN"}
 
-_current: ContextVar[str] = ContextVar("language", default=ENGLISH)
+_current: ContextVar[str | None] = ContextVar("language", default=None)
+_resolver: Callable[[], str | None] | None = None  # the page's: the language of the session this thread runs
 _catalogs: dict[str, gettext.NullTranslations] = {}
 _lock = threading.Lock()
 
@@ -30,9 +34,17 @@ def set_language(code: str) -> None:
     _current.set(code if code in LANGUAGES else ENGLISH)
 
 
+def set_resolver(resolver: Callable[[], str | None] | None) -> None:
+    """Where a thread that runs a page's script finds its language (None: not such a thread); ui.lang sets it."""
+    global _resolver
+    _resolver = resolver
+
+
 def language() -> str:
-    """The language this thread speaks: a key of LANGUAGES."""
-    return _current.get()
+    """The language this thread speaks: its page session's, else the one it set, else English (a key of LANGUAGES)."""
+    code = _resolver() if _resolver is not None else None
+    code = code or _current.get()
+    return code if code in LANGUAGES else ENGLISH
 
 
 def catalog_path(code: str) -> Path:

@@ -3,6 +3,7 @@ the language is per thread, and a thread that never chose one (the CLI, the runn
 
 from __future__ import annotations
 
+import ast
 import io
 import string
 import threading
@@ -40,9 +41,12 @@ def test_every_marked_sentence_has_a_chinese_translation_with_the_same_placehold
         ids, strs = (m.id, m.string) if isinstance(m.id, tuple) else ((m.id,), (m.string,))
         assert all(strs), f"no msgstr for {ids[0]!r}"
         assert "fuzzy" not in m.flags, f"{ids[0]!r} is fuzzy: check its translation"
-        for msgid in ids:
-            translated[msgid] = strs[0]
-            assert fields(strs[0]) == fields(msgid), f"placeholders differ: {msgid!r} -> {strs[0]!r}"
+        translated |= dict.fromkeys(ids, strs[0])
+        # Chinese has one plural form, said for every count: it has the plural's placeholders (the English singular
+        # may leave the count out: 'Download run').
+        for said in strs:
+            assert fields(said) == fields(ids[-1]), f"placeholders differ: {ids[-1]!r} -> {said!r}"
+            assert set(fields(ids[0])) <= set(fields(said)), f"placeholders differ: {ids[0]!r} -> {said!r}"
     missing = sorted(marked() - translated.keys())
     assert missing == [], f"{len(missing)} msgids not in the catalog (make catalogs, then translate): {missing[:5]}"
     assert list(catalog.check()) == []  # Babel's own checks (python-format, plural forms)
@@ -70,3 +74,25 @@ def test_the_language_is_per_thread_and_a_thread_that_chose_none_speaks_english(
     assert progress.plural("epoch", 1) == "1 epoch" and progress.plural("epoch", 2) == "2 epochs"
     i18n.set_language("fr")  # a language without a catalog: English
     assert i18n.language() == "en" and i18n._("Run") == "Run"
+
+
+def test_no_function_that_translates_assigns_the_name_gettext_uses():
+    # `_`, assigned anywhere in a function (a, _ = ...; for _ in ...), is local to all of it: `_()` there then fails.
+    found = []
+    for path in [*(ROOT / "core").rglob("*.py"), *(ROOT / "ui").rglob("*.py"), ROOT / "streamlit_app.py"]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if not any(isinstance(n, ast.ImportFrom) and any(a.name == "_" for a in n.names) for n in ast.walk(tree)):
+            continue
+        for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.Lambda)):
+            found += [f"{path.relative_to(ROOT)}:{n.lineno}" for n in _own_names(function) if n.id == "_"]
+    assert found == []
+
+
+def _own_names(node: ast.AST):
+    """Names stored in `node`'s own scope (not in a nested function, class or comprehension)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.Lambda | ast.ClassDef | ast.comprehension):
+            continue
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+            yield child
+        yield from _own_names(child)

@@ -1,20 +1,23 @@
 """Which language the page speaks: `?lang=zh|en` in the address, else the sidebar's switch, else the browser's.
 
-apply() runs at the start of every script run (streamlit_app.main) and of every live tick (a fragment may run in a
-new thread, where core.i18n's ContextVar starts at English). A language chosen (by the address or the switch) is
-kept in session_state and written back to the address, so a reload, a view change and a prepared link keep it;
-ui.links writes only its own names there, so the two never overwrite each other.
+apply() decides it at the start of every script run (streamlit_app.main) and keeps it in session_state, where
+core.i18n's resolver finds it from any thread that runs this session's script: a callback or a live tick, which
+Streamlit may run in a new thread, speaks the page's language too. A language chosen (by the address or the
+switch) is written back to the address, so a reload, a view change and a prepared link keep it; ui.links writes
+only its own names there, so the two never overwrite each other.
 """
 
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core import i18n
 from core.i18n import N_, _  # noqa: F401 (the entry takes them from here: it imports only ui/)
 
 PARAM = "lang"  # the address' name
 KEY = "lang"  # session_state: the language chosen on this page, by its address or its switch
+NOW = "lang_now"  # session_state: the language this page speaks (chosen, else the browser's)
 SWITCH = "lang_switch"  # the switch's widget key
 NAMES = {"en": "English", "zh": "简体中文"}  # each language in its own words
 
@@ -37,20 +40,24 @@ def chosen() -> str:
 
 
 def apply() -> str:
-    """Speak the page's language in this script run; returns it."""
-    code = chosen()
-    i18n.set_language(code)
+    """Speak the page's language in this script run (and its callbacks and ticks after it); returns it."""
+    st.session_state[NOW] = code = chosen()
     return code
 
 
-def resume() -> None:
-    """In a live tick: the language this page's last full run chose (a tick never reads the address)."""
-    i18n.set_language(st.session_state.get(KEY) or _browser())
+def _session() -> str | None:
+    # core.i18n's resolver: None off a page's script thread (the runner's threads, a test's own thread).
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return None
+    return st.session_state.get(NOW)
+
+
+i18n.set_resolver(_session)
 
 
 def _switched() -> None:
     if (code := st.session_state[SWITCH]) in NAMES:  # a click on the language shown unselects it: kept
-        st.session_state[KEY] = st.query_params[PARAM] = code
+        st.session_state[KEY] = st.session_state[NOW] = st.query_params[PARAM] = code
 
 
 def switch_ui(code: str) -> None:

@@ -26,7 +26,7 @@ from core import probe
 from core.config import SweepConfig, TrainConfig
 from core.i18n import N_, _
 from core.runner import JobStatus
-from ui import access, lang, live, priority
+from ui import access, live, priority
 from ui.resources import get_runner, hardware
 
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
@@ -97,7 +97,7 @@ class Snapshot:
 def start(kind: str, configs: list) -> None:
     """Queue `configs` as this page's `kind` group: shown from now on and stoppable here. Presenter only."""
     if not access.allowed():  # the button is disabled for a viewer, but a hostile page can still click it
-        st.session_state.start_error = access.DENIED
+        st.session_state.start_error = _(access.DENIED)
         return
     st.session_state[kind] = Watch(live.submit_group(get_runner(), configs), own=True)
 
@@ -224,7 +224,6 @@ def live_ui(snap: Snapshot, draw: Callable[[Snapshot], None] | None = None) -> N
 
 
 def _tick(slot, kinds: tuple[str, ...], draw: Callable[[Snapshot], None] | None, checking: bool, warming: bool) -> None:
-    lang.resume()  # a tick may run in a thread of its own: the page's language again
     priority.viewer_page(not access.allowed())  # a viewer's tick waits for the run under measurement
     snap, seen = take(kinds), st.session_state.get(SEEN, set())
     answered = checking and hardware().state != probe.CHECKING
