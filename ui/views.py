@@ -226,13 +226,13 @@ def idle_sentences(points: Sequence[SweepPoint], flops_per_sample: float | None,
             continue
         said.add(p.device)
         arithmetic_ms = p.batch_size * flops_per_sample / (peak * 1e9) * 1000
-        said = _(
+        sentence = _(
             "{device} at batch {batch}: a step is {mflop:,.2f} MFLOP, {us:,.1f} µs at this device's large-square-matmul "
             "peak of {peak:,.0f} GFLOP/s, but it took {took:,.0f} µs: at that peak the arithmetic would be {share:.1%} "
             "of the step (matmuls this small run far below it; the Train view's why times them at their shapes)."
         )
         sentences.append(
-            said.format(
+            sentence.format(
                 device=p.label,
                 batch=p.batch_size,
                 mflop=p.batch_size * flops_per_sample / 1e6,
