@@ -37,7 +37,7 @@ def main() -> None:
     watcher.queue_ui()
     page.run()
     compared.default_title_ui()
-    lang.switch_ui(code)
+    lang.switch_ui(code, None if page is pages[0] else st.container())  # Train's sidebar, else under the view
 
 
 main()

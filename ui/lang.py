@@ -60,9 +60,10 @@ def _switched() -> None:
         st.session_state[KEY] = st.session_state[NOW] = st.query_params[PARAM] = code
 
 
-def switch_ui(code: str) -> None:
-    """The sidebar's language switch (each language named in its own words)."""
+def switch_ui(code: str, where=None) -> None:
+    """The language switch, each language named in its own words: in the sidebar of a view that has one (Train),
+    else under the view (a sidebar of its own would take History's table width at 1280x720)."""
     st.session_state[SWITCH] = code
-    st.sidebar.segmented_control(
+    (where or st.sidebar).segmented_control(
         _("Language"), list(NAMES), format_func=NAMES.get, key=SWITCH, on_change=_switched, label_visibility="collapsed"
     )
