@@ -96,3 +96,17 @@ def _own_names(node: ast.AST):
         if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
             yield child
         yield from _own_names(child)
+
+
+def test_a_failed_hardware_checks_english_sentence_is_said_in_chinese():
+    from core import probe
+    from ui import compared
+
+    said = probe._run_probe(["/nonexistent/python"], 5).message  # the check's own sentence, in its own thread's English
+    i18n.set_language("zh")
+    try:
+        assert compared.check_failed(said) == "硬件检测无法启动（No such file or directory），GPU 已停用。"
+        assert compared.check_failed("Another sentence.") == "Another sentence."  # another wording: as it is
+    finally:
+        i18n.set_language("en")
+    assert compared.check_failed(said) == said

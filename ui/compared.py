@@ -47,6 +47,16 @@ TERMS = {
                       "second: the same measure whatever the batch size.")),
 }  # fmt: skip
 
+# core.probe's sentences for a failed check, made in its own thread (English): read back by their own template,
+# then said in the page's language; a sentence of another wording is shown as it is.
+CHECK_FAILED = (
+    N_("The hardware check did not answer within {seconds} s, so GPUs are off."),
+    N_("The hardware check could not start ({why}), so GPUs are off."),
+    N_("The hardware check failed ({why}), so GPUs are off."),
+    N_("The hardware check printed something that is not JSON, so GPUs are off."),
+    N_("The hardware check answered in an unknown format, so GPUs are off."),
+)
+
 _title: ContextVar = ContextVar("title_slot")
 
 
@@ -110,7 +120,7 @@ def sentence(configs: Sequence[dict], hw: probe.Probe) -> str:
     if hw.state == probe.CHECKING:
         return _("Checking for GPUs… CPU runs need no answer.")
     if hw.state == probe.FAILED:
-        return hw.message
+        return check_failed(hw.message)
     gpus = hw.gpus
     found = ngettext("{n} GPU here ({name})", "{n} GPUs here ({name})", len(gpus)) if gpus else ""
     lead = (f"**{found}**: " if found else _("**No GPU on this machine**: ")).format(
@@ -136,6 +146,15 @@ def sentence(configs: Sequence[dict], hw: probe.Probe) -> str:
         _("comparing {listed}, both on {device}.") if len(configs) == 2 else _("comparing {listed}, all on {device}.")
     )
     return lead + said.format(listed=listed, device=place)
+
+
+def check_failed(message: str) -> str:
+    """core.probe's sentence for a failed hardware check, in the page's language."""
+    for template in CHECK_FAILED:
+        pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>.+?)", re.escape(template))
+        if found := re.fullmatch(pattern, message):
+            return _(template).format(**found.groupdict())
+    return message
 
 
 def sentence_ui(configs: Sequence[dict], hw: probe.Probe) -> None:

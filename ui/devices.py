@@ -12,7 +12,7 @@ from core import probe
 from core.cli.devices import limits_words
 from core.cluster import connect
 from core.i18n import N_, _
-from ui import access, layout, roofline, views, watcher
+from ui import access, compared, layout, roofline, views, watcher
 from ui.labels import series_labels
 from ui.resources import hardware
 
@@ -23,7 +23,7 @@ def devices_ui(hw: probe.Probe, snap: watcher.Snapshot) -> None:
         st.info(_("Checking for GPUs… (a subprocess imports TensorFlow; the page does not wait for it)"))
         return
     if hw.state == probe.FAILED:
-        st.warning(_("{problem} Treating this machine as CPU only.").format(problem=hw.message))
+        st.warning(_("{problem} Treating this machine as CPU only.").format(problem=compared.check_failed(hw.message)))
         return
     rows = [(k, v) for k, v in probe.host_rows(hw) if k != "Built with"]
     rows.insert(2, build_row(hw))

@@ -26,7 +26,7 @@ from core.engine import data as datasets
 from core.engine import models
 from core.engine.devices import GPU_ADVICE
 from core.i18n import N_, _
-from ui import compare_settings, kept, links
+from ui import compare_settings, compared, kept, links
 from ui.resources import hardware
 
 # The widget shows "the whole set" as 0; TrainConfig says None.
@@ -153,7 +153,7 @@ def mode_ui(hw: probe.Probe) -> probe.Mode:
             _("unavailable: {reason}").format(reason=r) if (r := probe.unavailable(m, hw)) else "" for m in modes
         ],
     )
-    notes = {probe.CHECKING: _("Checking for GPUs…"), probe.FAILED: hw.message}
+    notes = {probe.CHECKING: _("Checking for GPUs…"), probe.FAILED: compared.check_failed(hw.message)}
     if hw.state in notes:
         sb.caption(notes[hw.state])
     elif not hw.gpus:
