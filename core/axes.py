@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.config import EXECUTIONS, PRECISIONS, XLA_CHOICES, ConfigError, TrainConfig, canonical_execution
-from core.i18n import N_
+from core.i18n import N_, _
 
 MIN_VALUES, MAX_VALUES = 2, 4
 
@@ -71,25 +71,36 @@ class Comparison:
 
     def __post_init__(self) -> None:
         if self.axis not in AXES:
-            raise ConfigError("axis", f"axis must be one of {', '.join(AXES)}, not {self.axis!r}.")
+            raise ConfigError(
+                "axis",
+                _("axis must be one of {allowed}, not {value!r}.").format(allowed=", ".join(AXES), value=self.axis),
+            )
         items = self.values.split(",") if isinstance(self.values, str) else self.values
         if not isinstance(items, (list, tuple)):
-            raise ConfigError("values", f"values must be a list of {MIN_VALUES} to {MAX_VALUES} {self.axis} values.")
+            said = _("values must be a list of {low} to {high} {axis} values.")
+            raise ConfigError("values", said.format(low=MIN_VALUES, high=MAX_VALUES, axis=self.axis))
         axis = AXES[self.axis]
         read = tuple(axis.read(v) for v in items)
         if not MIN_VALUES <= len(read) <= MAX_VALUES:
             raise ConfigError(
-                "values", f"values must list {MIN_VALUES} to {MAX_VALUES} {self.axis} values, not {len(read)}."
+                "values",
+                _("values must list {low} to {high} {axis} values, not {n}.").format(
+                    low=MIN_VALUES, high=MAX_VALUES, axis=self.axis, n=len(read)
+                ),
             )
         for value in read:
             if axis.allowed is not None and value not in axis.allowed:
                 raise ConfigError(
-                    "values", f"{self.axis} values must each be one of {', '.join(axis.allowed)}, not {value!r}."
+                    "values",
+                    _("{axis} values must each be one of {allowed}, not {value!r}.").format(
+                        axis=self.axis, allowed=", ".join(axis.allowed), value=value
+                    ),
                 )
         keys = [_same(v) for v in read]
         for i, value in enumerate(read):
             if keys[i] in keys[:i]:
-                raise ConfigError("values", f"values lists {self.axis} {value} twice; each value once.")
+                said = _("values lists {axis} {value} twice; each value once.")
+                raise ConfigError("values", said.format(axis=self.axis, value=value))
         object.__setattr__(self, "values", read)
 
     def configs(self, base: dict[str, Any]) -> list[TrainConfig]:
