@@ -100,7 +100,7 @@ def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
             # Where it ran first: the host and origin prove a run came from another machine.
             "Variables on": [r.variables_on or (r.device or "?").upper() for r in rows],
             "Host": [r.host or "?" for r in rows],
-            "Origin": [r.origin for r in rows],
+            "Origin": [_(ORIGINS[r.origin]) if r.origin in ORIGINS else r.origin for r in rows],
             "Execution": [execution_words(r) for r in rows],
             "Model": [r.model for r in rows],
             "Dataset": [r.dataset for r in rows],
@@ -116,6 +116,7 @@ def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
     )
 
 
+ORIGINS = {"local": N_("local"), "imported": N_("imported")}  # where a stored run came from (core.history)
 # The History table's columns, in order: where a run ran (host, origin) comes before the details.
 HISTORY_COLUMNS = (
     N_("When"), N_("Variables on"), N_("Host"), N_("Origin"), N_("Execution"), N_("Model"), N_("Dataset"), N_("Batch"),
