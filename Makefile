@@ -1,13 +1,14 @@
 # make run: start the dashboard at http://localhost:8501, for this machine only.  make test: every test, with lint.
 # make share: serve it to the room (every interface): prints a viewer URL and a presenter URL with a token.
 # make test-fast: everything but the real-browser test, for quick loops.
+# make catalogs: the page's sentences extracted from the code into every language's .po (then translate, commit).
 # make gpu-check: on a machine with an NVIDIA GPU, the gpu tests, comparisons and benchmarks into artifacts/gpu-check/.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install system-deps run share test test-fast lint bench gpu-check clean
+.PHONY: install system-deps run share test test-fast lint bench catalogs gpu-check clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -17,11 +18,12 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 
 install: $(VENV)/.installed
 
-# Debian/Ubuntu packages the tests need: Chromium for the browser test, and the real
-# Fashion-MNIST files (the tests must not depend on the internet).
+# Debian/Ubuntu packages the tests need: Chromium for the browser test, CJK fonts for its Chinese page, and
+# the real Fashion-MNIST files (the tests must not depend on the internet).
 system-deps:
 	@missing=""; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	[ -f /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ] || missing="$$missing fonts-noto-cjk"; \
 	[ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || missing="$$missing dataset-fashion-mnist"; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing$$missing with apt-get"; \
@@ -50,6 +52,12 @@ test-fast: install system-deps lint
 bench: install
 	$(PY) bench/train_speed.py
 	$(PY) bench/sweep_cpu.py
+
+# The page's words (core.i18n): extracted with Babel into locale/tfdash.pot, merged into each locale's .po. The page
+# compiles a .po when it first speaks that language; tests/test_i18n.py checks every msgid is translated.
+catalogs: install
+	$(VENV)/bin/pybabel -q extract -F babel.cfg --no-location --sort-by-file -o locale/tfdash.pot .
+	$(VENV)/bin/pybabel -q update -i locale/tfdash.pot -d locale -D tfdash --no-fuzzy-matching --ignore-obsolete
 
 # Needs only this repository and pip install "tensorflow[and-cuda]"; without a GPU it stops at once, in one sentence.
 gpu-check: install

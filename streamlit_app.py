@@ -10,31 +10,34 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import compared, resources, watcher
+from ui import compared, lang, resources, watcher
+from ui.lang import N_, _
 
 # (page file, title, icon): the views in the order the navigation bar shows them, Train first.
 VIEWS = (
-    ("ui/train.py", "Train", ":material/play_circle:"),
-    ("ui/history.py", "History", ":material/history:"),
-    ("ui/scaling.py", "Scaling", ":material/stacked_line_chart:"),
-    ("ui/devices.py", "Devices", ":material/memory:"),
+    ("ui/train.py", N_("Train"), ":material/play_circle:"),
+    ("ui/history.py", N_("History"), ":material/history:"),
+    ("ui/scaling.py", N_("Scaling"), ":material/stacked_line_chart:"),
+    ("ui/devices.py", N_("Devices"), ":material/memory:"),
 )
 
 
 def main() -> None:
+    code = lang.apply()  # before any words: every sentence below is in the page's language
     st.set_page_config(page_title="TensorFlow: CPU vs GPU", page_icon="⏱️", layout="wide")
     if problem := resources.start():
         st.error(problem)
         return
-    pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(VIEWS)]
+    pages = [st.Page(path, title=_(title), icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(VIEWS)]
     page = st.navigation(pages, position="top")
     compared.title_slot()  # the title follows what the view compares (Train's runs); the view fills it
     st.caption(
-        "Same model, data, seed and batches in every run; speed is samples per second after epoch 1 (it compiles)."
+        _("Same model, data, seed and batches in every run; speed is samples per second after epoch 1 (it compiles).")
     )
     watcher.queue_ui()
     page.run()
     compared.default_title_ui()
+    lang.switch_ui(code, None if page is pages[0] else st.container())  # Train's sidebar, else under the view
 
 
 main()

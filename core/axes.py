@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.config import EXECUTIONS, PRECISIONS, XLA_CHOICES, ConfigError, TrainConfig, canonical_execution
+from core.i18n import N_, _
 
 MIN_VALUES, MAX_VALUES = 2, 4
 
@@ -52,12 +53,12 @@ class Axis:
 
 
 AXES: dict[str, Axis] = {
-    "device": Axis("device", "Device", None, _device),
-    "execution": Axis("execution", "Execution", EXECUTIONS, lambda v: canonical_execution(_word(v))),
-    "precision": Axis("precision", "Precision", PRECISIONS, _word),
-    "xla": Axis("xla", "XLA (jit_compile)", XLA_CHOICES, lambda v: _word(v).lower() if isinstance(v, str) else v),
-    "batch_size": Axis("batch_size", "Batch size", None, _whole, "batch "),
-    "hidden_units": Axis("hidden_units", "Hidden units (MLP)", None, _whole, "width "),
+    "device": Axis("device", N_("Device"), None, _device),
+    "execution": Axis("execution", N_("Execution"), EXECUTIONS, lambda v: canonical_execution(_word(v))),
+    "precision": Axis("precision", N_("Precision"), PRECISIONS, _word),
+    "xla": Axis("xla", N_("XLA (jit_compile)"), XLA_CHOICES, lambda v: _word(v).lower() if isinstance(v, str) else v),
+    "batch_size": Axis("batch_size", N_("Batch size"), None, _whole, "batch "),
+    "hidden_units": Axis("hidden_units", N_("Hidden units (MLP)"), None, _whole, "width "),
 }
 
 
@@ -70,25 +71,36 @@ class Comparison:
 
     def __post_init__(self) -> None:
         if self.axis not in AXES:
-            raise ConfigError("axis", f"axis must be one of {', '.join(AXES)}, not {self.axis!r}.")
+            raise ConfigError(
+                "axis",
+                _("axis must be one of {allowed}, not {value!r}.").format(allowed=", ".join(AXES), value=self.axis),
+            )
         items = self.values.split(",") if isinstance(self.values, str) else self.values
         if not isinstance(items, (list, tuple)):
-            raise ConfigError("values", f"values must be a list of {MIN_VALUES} to {MAX_VALUES} {self.axis} values.")
+            said = _("values must be a list of {low} to {high} {axis} values.")
+            raise ConfigError("values", said.format(low=MIN_VALUES, high=MAX_VALUES, axis=self.axis))
         axis = AXES[self.axis]
         read = tuple(axis.read(v) for v in items)
         if not MIN_VALUES <= len(read) <= MAX_VALUES:
             raise ConfigError(
-                "values", f"values must list {MIN_VALUES} to {MAX_VALUES} {self.axis} values, not {len(read)}."
+                "values",
+                _("values must list {low} to {high} {axis} values, not {n}.").format(
+                    low=MIN_VALUES, high=MAX_VALUES, axis=self.axis, n=len(read)
+                ),
             )
         for value in read:
             if axis.allowed is not None and value not in axis.allowed:
                 raise ConfigError(
-                    "values", f"{self.axis} values must each be one of {', '.join(axis.allowed)}, not {value!r}."
+                    "values",
+                    _("{axis} values must each be one of {allowed}, not {value!r}.").format(
+                        axis=self.axis, allowed=", ".join(axis.allowed), value=value
+                    ),
                 )
         keys = [_same(v) for v in read]
         for i, value in enumerate(read):
             if keys[i] in keys[:i]:
-                raise ConfigError("values", f"values lists {self.axis} {value} twice; each value once.")
+                said = _("values lists {axis} {value} twice; each value once.")
+                raise ConfigError("values", said.format(axis=self.axis, value=value))
         object.__setattr__(self, "values", read)
 
     def configs(self, base: dict[str, Any]) -> list[TrainConfig]:

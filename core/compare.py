@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from core.i18n import N_, _
 from core.results import EpochInProgress, RunResult, SweepPoint
 
 # At least this many steady-state calls of a run before its interval resamples calls rather than epochs.
@@ -24,7 +25,7 @@ BOOTSTRAP_RESAMPLES = 2000
 INTERVAL = 0.90  # the bootstrap interval's coverage
 # Accuracy targets are whole percentage points.
 TARGET_STEP = 0.01
-NEEDS = "A speedup needs a finished steady epoch (epoch 2 or later) of each run; epoch 1 is warm-up."
+NEEDS = N_("A speedup needs a finished steady epoch (epoch 2 or later) of each run; epoch 1 is warm-up.")
 
 
 @dataclass(frozen=True)
@@ -144,12 +145,15 @@ def speedup(baseline: RunResult, other: RunResult, seed: int = 0) -> Speedup | N
 
 
 UNITS = {"call": "calls of the step loop", "epoch": "steady epochs", "repeat": "timed repeats"}
+WHAT = {"call": N_("training samples per second, over {count} calls of the step loop after epoch 1"),
+        "epoch": N_("training samples per second, over {count} steady epochs after epoch 1"),
+        "repeat": N_("training samples per second, over {count} timed repeats after epoch 1")}  # fmt: skip
 
 
 def spread_words(found: Speedup, inverse: bool = False) -> str:
     """'2.6-3.2' (or, inverse, of 1/ratio), or 'no interval' where a side has one measurement."""
     if found.low is None or found.high is None:
-        return "no interval: a side has one measurement"
+        return _("no interval: a side has one measurement")
     low, high = (1 / found.high, 1 / found.low) if inverse else (found.low, found.high)
     return f"{low:.1f}-{high:.1f}"
 
@@ -158,11 +162,15 @@ def speedup_sentence(baseline: RunResult, other: RunResult, base_name: str, othe
     """'GPU:0 is 2.9× faster than CPU (2.6-3.2; training samples per second over 40 calls ... after epoch 1).'"""
     found = speedup(baseline, other)
     if found is None:
-        return NEEDS
-    what = f"training samples per second, over {found.count} {UNITS[found.unit]} after epoch 1"
+        return _(NEEDS)
+    what = _(WHAT[found.unit]).format(count=found.count)
     if found.ratio >= 1:
-        return f"{other_name} is {found.ratio:.1f}× faster than {base_name} ({spread_words(found)}; {what})."
-    return f"{other_name} is {1 / found.ratio:.1f}× slower than {base_name} ({spread_words(found, True)}; {what})."
+        said = _("{fast} is {ratio:.1f}× faster than {slow} ({spread}; {what}).")
+        return said.format(fast=other_name, ratio=found.ratio, slow=base_name, spread=spread_words(found), what=what)
+    said = _("{slow} is {ratio:.1f}× slower than {fast} ({spread}; {what}).")
+    return said.format(
+        slow=other_name, ratio=1 / found.ratio, fast=base_name, spread=spread_words(found, True), what=what
+    )
 
 
 def slower_first(results: list[RunResult]) -> tuple[int, int] | None:
@@ -187,11 +195,11 @@ def ratios(results: list[RunResult]) -> list[Speedup | str | None]:
 def ratio_words(found: Speedup | str | None) -> str:
     """'1.42x (1.30-1.55)' the first's throughput, below 1 slower; '1.00x (reference)'; '-' when unknown."""
     if found is REFERENCE:
-        return "1.00x (reference)"
+        return _("1.00x (reference)")
     if not isinstance(found, Speedup):
         return "-"
     if found.low is None or found.high is None:
-        return f"{found.ratio:.2f}x (no interval)"
+        return _("{ratio:.2f}x (no interval)").format(ratio=found.ratio)
     return f"{found.ratio:.2f}x ({found.low:.2f}-{found.high:.2f})"
 
 

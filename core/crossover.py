@@ -8,37 +8,38 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from core.i18n import _
 from core.results import SweepPoint
 
 
 def _batches(values: list[int]) -> str:
     text = [str(v) for v in values]
-    return text[0] if len(text) == 1 else ", ".join(text[:-1]) + " and " + text[-1]
+    return text[0] if len(text) == 1 else _("{first} and {last}").format(first=", ".join(text[:-1]), last=text[-1])
 
 
 def _pair_sentence(base: str, other: str, base_rates: dict[int, float], other_rates: dict[int, float]) -> str:
     b, o = base.upper(), other.upper()
     common = sorted(set(base_rates) & set(other_rates))
     if not common:
-        return f"No batch size was measured on both {b} and {o}."
+        return _("No batch size was measured on both {base} and {other}.").format(base=b, other=o)
     faster = [n for n in common if other_rates[n] > base_rates[n]]
     slower = [n for n in common if n not in faster]
     if not slower:
-        span = (
-            f"batch {common[0]}"
-            if len(common) == 1
-            else f"every batch size in this range ({common[0]} to {common[-1]})"
-        )
-        return f"{o} faster at {span}."
+        if len(common) == 1:
+            return _("{other} faster at batch {batch}.").format(other=o, batch=common[0])
+        said = _("{other} faster at every batch size in this range ({low} to {high}).")
+        return said.format(other=o, low=common[0], high=common[-1])
     if not faster:
-        return f"No crossover in this range ({b} faster at every batch size)."
+        return _("No crossover in this range ({base} faster at every batch size).").format(base=b)
     flags = [n in faster for n in common]
     switches = sum(1 for i in range(1, len(flags)) if flags[i] != flags[i - 1])
     if switches == 1 and flags[-1]:
-        return f"{o} faster from batch {faster[0]}."
+        return _("{other} faster from batch {batch}.").format(other=o, batch=faster[0])
     if switches == 1:
-        return f"{o} faster up to batch {faster[-1]}; {b} faster from batch {slower[0]}."
-    return f"No clean crossover: {o} faster at batch {_batches(faster)}, {b} at {_batches(slower)}."
+        said = _("{other} faster up to batch {last}; {base} faster from batch {first}.")
+        return said.format(other=o, last=faster[-1], base=b, first=slower[0])
+    said = _("No clean crossover: {other} faster at batch {faster}, {base} at {slower}.")
+    return said.format(other=o, faster=_batches(faster), base=b, slower=_batches(slower))
 
 
 def crossover_sentence(points: Iterable[SweepPoint]) -> str:
@@ -49,6 +50,6 @@ def crossover_sentence(points: Iterable[SweepPoint]) -> str:
         if p.samples_per_second:
             rates[p.device][p.batch_size] = p.samples_per_second
     if len(rates) < 2:
-        return "A crossover needs two devices measured, e.g. cpu and gpu."
+        return _("A crossover needs two devices measured, e.g. cpu and gpu.")
     base = next((d for d in rates if d.startswith("cpu")), next(iter(rates)))
     return " ".join(_pair_sentence(base, d, rates[base], rates[d]) for d in rates if d != base)

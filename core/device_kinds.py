@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.config import PRECISIONS, ConfigError, split_device
+from core.i18n import N_, _
 
 AMPERE = (8, 0)  # the first NVIDIA compute capability with bfloat16 tensor cores
 
@@ -23,12 +24,14 @@ def _any_precision(_: dict[str, Any], __: str) -> str | None:
 
 def _cuda_precision(gpu: dict[str, Any], precision: str) -> str | None:
     capability = str(gpu.get("compute_capability") or "")
-    major, _, minor = capability.partition(".")
+    major, _dot, minor = capability.partition(".")
     if precision != "mixed_bfloat16" or not major.isdigit():
         return None
     if (int(major), int(minor or 0)) >= AMPERE:
         return None
-    return f"mixed_bfloat16 needs an NVIDIA GPU of compute capability 8.0 or later; this one has {capability}"
+    return _("mixed_bfloat16 needs an NVIDIA GPU of compute capability 8.0 or later; this one has {cc}").format(
+        cc=capability
+    )
 
 
 def _float_only(allowed: tuple[str, ...], device: str) -> Callable[[dict[str, Any], str], str | None]:
@@ -95,13 +98,16 @@ def kind_of(device: str, host: dict[str, Any]) -> tuple[DeviceKind, dict[str, An
 
 # What runs but slowly, said before Run (slower is a result, not an error). Measured on a 2-core Xeon: a
 # mixed_float16 MLP evaluates its 10,000 test images about 400x slower than in float32 (no float16 arithmetic).
-SLOW = {("cpu", "mixed_float16"): "most CPUs have no float16 arithmetic, so expect it many times slower than float32"}
+SLOW = {
+    ("cpu", "mixed_float16"): N_("most CPUs have no float16 arithmetic, so expect it many times slower than float32")
+}
 
 
 def slow_note(device: str, precision: str, host: dict[str, Any]) -> str | None:
     """Why this precision will run slowly on this device ('most CPUs have no float16 ...'), or None."""
-    kind, _ = kind_of(device, host)
-    return SLOW.get((kind.name, precision))
+    kind, _how = kind_of(device, host)
+    note = SLOW.get((kind.name, precision))
+    return _(note) if note else None
 
 
 def resolve_xla(xla: str, kind: DeviceKind, device: str) -> bool:
@@ -109,7 +115,9 @@ def resolve_xla(xla: str, kind: DeviceKind, device: str) -> bool:
     if xla == "on" and not kind.xla:
         raise ConfigError(
             "xla",
-            f"xla on is not possible on {device.upper()}: XLA does not compile for {kind.label}; use auto or off.",
+            _("xla on is not possible on {device}: XLA does not compile for {kind}; use auto or off.").format(
+                device=device.upper(), kind=kind.label
+            ),
         )
     return {"on": True, "off": False}.get(xla, kind.xla_auto)
 
@@ -117,10 +125,14 @@ def resolve_xla(xla: str, kind: DeviceKind, device: str) -> bool:
 def check_precision(precision: str, kind: DeviceKind, gpu: dict[str, Any], device: str) -> None:
     """ConfigError if the device cannot run this precision (a slow one runs: slower is a result)."""
     if precision not in PRECISIONS:
-        raise ConfigError("precision", f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}.")
+        said = _("precision must be one of {allowed}, not {value!r}.").format(
+            allowed=", ".join(PRECISIONS), value=precision
+        )
+        raise ConfigError("precision", said)
     problem = kind.precision_problem(gpu, precision)
     if problem:
-        raise ConfigError("precision", f"precision {precision} cannot run on {device.upper()}: {problem}.")
+        said = _("precision {precision} cannot run on {device}: {problem}.")
+        raise ConfigError("precision", said.format(precision=precision, device=device.upper(), problem=problem))
 
 
 def check(device: str, precision: str, xla: str, host: dict[str, Any]) -> bool:

@@ -12,6 +12,7 @@ from core import device_kinds
 from core.axes import AXES, Comparison
 from core.config import EXECUTIONS, ConfigError, TrainConfig, split_device
 from core.hardware_check import CHECKING, FAILED, READY, Hardware
+from core.i18n import N_, _
 
 
 @dataclass(frozen=True)
@@ -33,13 +34,13 @@ def modes(hardware: Hardware) -> list[Mode]:
         Mode("cpu", "CPU", ({"device": "cpu"},), False),
         *(Mode(g, f"{g.upper()} · {names[g]}" if names.get(g) else "GPU", ({"device": g},), True) for g in gpus),
         Mode("cpu-vs-gpu", "CPU vs GPU", ({"device": "cpu"}, {"device": first}), True),
-        Mode("fit:cpu", "Multi-step loop vs plain model.fit, on the CPU", _fit_runs("cpu"), False),
-        Mode("executions:cpu", EXECUTIONS_LABEL.format(device="the CPU"), _execution_runs("cpu"), False),
+        Mode("fit:cpu", _(FIT_LABEL).format(device=_("the CPU")), _fit_runs("cpu"), False),
+        Mode("executions:cpu", _(EXECUTIONS_LABEL).format(device=_("the CPU")), _execution_runs("cpu"), False),
     ]
     if hardware.gpus:
         found += [
-            Mode(f"fit:{first}", f"Multi-step loop vs plain model.fit, on {first.upper()}", _fit_runs(first), True),
-            Mode(f"executions:{first}", EXECUTIONS_LABEL.format(device=first.upper()), _execution_runs(first), True),
+            Mode(f"fit:{first}", _(FIT_LABEL).format(device=first.upper()), _fit_runs(first), True),
+            Mode(f"executions:{first}", _(EXECUTIONS_LABEL).format(device=first.upper()), _execution_runs(first), True),
         ]
     return found + [mode for node in hardware.nodes if not node.get("message") for mode in node_modes(node)]
 
@@ -64,7 +65,8 @@ def node_modes(node: dict[str, Any]) -> list[Mode]:
     return [cpu, *gpus, versus]
 
 
-EXECUTIONS_LABEL = "model.fit vs steps_per_execution vs multi-step loop, on {device}"
+FIT_LABEL = N_("Multi-step loop vs plain model.fit, on {device}")
+EXECUTIONS_LABEL = N_("model.fit vs steps_per_execution vs multi-step loop, on {device}")
 
 
 def _fit_runs(device: str) -> tuple[dict[str, str], ...]:
@@ -82,9 +84,9 @@ def unavailable(mode: Mode, hardware: Hardware) -> str | None:
     if not mode.needs_gpu:
         return None
     reasons: dict[str, Callable[[], str | None]] = {
-        CHECKING: lambda: "still checking for GPUs",
-        FAILED: lambda: "the hardware check failed, so GPUs are off",
-        READY: lambda: None if hardware.gpus else "no GPU found on this machine",
+        CHECKING: lambda: _("still checking for GPUs"),
+        FAILED: lambda: _("the hardware check failed, so GPUs are off"),
+        READY: lambda: None if hardware.gpus else _("no GPU found on this machine"),
     }
     return reasons[hardware.state]()
 
@@ -109,12 +111,14 @@ def plan(
         mode = Mode(mode.key, mode.label, runs, mode.needs_gpu and field != "device")
     reason = unavailable(mode, hardware)
     if reason is not None:
-        raise ConfigError("device", f"{mode.label} cannot run here: {reason}.")
+        raise ConfigError("device", _("{mode} cannot run here: {reason}.").format(mode=mode.label, reason=reason))
     configs = [TrainConfig(**{**settings, **overrides}) for overrides in runs]
     for config in configs:
         node, local = split_device(config.device)
         if node is None and local.startswith("gpu") and (why := unavailable(Mode("", "", (), True), hardware)):
-            raise ConfigError("device", f"{config.device.upper()} cannot run here: {why}.")
+            raise ConfigError(
+                "device", _("{mode} cannot run here: {reason}.").format(mode=config.device.upper(), reason=why)
+            )
         # A Ray node's device is judged by that node's own host description.
         host = (
             next((n.get("host") or {} for n in hardware.nodes if n.get("name") == node), {}) if node else hardware.host

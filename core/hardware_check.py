@@ -21,6 +21,7 @@ from core import device_kinds
 from core.cluster.connect import ADDRESS_ENV
 from core.engine.devices import GPU_ADVICE
 from core.engine.limits import share_path
+from core.i18n import _
 
 ROOT = Path(__file__).resolve().parents[1]
 # A cold first import of TensorFlow (and CUDA probing) can take a minute on a slow disk.
@@ -174,20 +175,22 @@ def host_rows(hardware: Hardware) -> list[tuple[str, str]]:
     """(what, details) rows describing the CPU, the TensorFlow build and each GPU, for a table."""
     h = hardware.host
     cudnn = f", cuDNN {h['cudnn_build']}" if h.get("cudnn_build") else ""
-    cuda = f"CUDA {h['cuda_build']}{cudnn}" if h.get("cuda_build") else "none (CPU-only)"
+    cuda = f"CUDA {h['cuda_build']}{cudnn}" if h.get("cuda_build") else _("none (CPU-only)")
     if not h.get("cuda_build") and hardware.gpus:  # Apple's tensorflow-metal, or another PluggableDevice
-        cuda = "no CUDA; the GPU is a PluggableDevice"
+        cuda = _("no CUDA; the GPU is a PluggableDevice")
     rows = [
-        ("CPU", f"{h.get('cpu_model')}, {h.get('cpu_cores')} cores"),
+        ("CPU", _("{model}, {cores} cores").format(model=h.get("cpu_model"), cores=h.get("cpu_cores"))),
         ("TensorFlow", f"{h.get('tensorflow')} (Keras {h.get('keras')}), Python {h.get('python')}"),
         ("Built with", cuda),
     ]
     for gpu in hardware.gpus:
         memory = f", {gpu['memory_mb']:,} MiB" if gpu.get("memory_mb") else ""
-        capability = f", compute capability {gpu['compute_capability']}" if gpu.get("compute_capability") else ""
-        kind, _ = device_kinds.kind_of(f"gpu:{gpu['index']}", h)
+        capability = (
+            _(", compute capability {cc}").format(cc=gpu["compute_capability"]) if gpu.get("compute_capability") else ""
+        )
+        kind, _how = device_kinds.kind_of(f"gpu:{gpu['index']}", h)
         through = "" if kind.name == "cuda" else f" ({kind.label})"  # CUDA's is said under Built with
         rows.append((f"GPU:{gpu['index']}", f"{gpu['name']}{through}{capability}{memory}"))
     if not hardware.gpus:
-        rows.append(("GPU", f"none found. {GPU_ADVICE}"))
+        rows.append(("GPU", _("none found. {advice}").format(advice=_(GPU_ADVICE))))
     return rows

@@ -25,6 +25,7 @@ import statistics
 from dataclasses import dataclass
 
 from core import compare
+from core.i18n import N_, _
 from core.roofline import measured, seconds, si
 
 HALF = 0.5
@@ -138,50 +139,50 @@ def _percent(s: Split, name: str) -> str:
 
 
 WORDS = {
-    "fixed": "the fixed cost per step",
-    "compute": "the layers' products",
-    "memory": "memory traffic",
-    "other": "other per-sample work",
-    "setup": "the epoch's set-up",
+    "fixed": N_("the fixed cost per step"),
+    "compute": N_("the layers' products"),
+    "memory": N_("memory traffic"),
+    "other": N_("other per-sample work"),
+    "setup": N_("the epoch's set-up"),
 }
 
 
 def bound_sentence(s: Split) -> str:
     """What the epoch is, in measured parts: 'overhead-bound: ...' only where that part is at least half of it."""
-    epoch, kind = f"of the {seconds(s.epoch)} epoch", s.bound
-    explained = f"the parts explain {s.explained:.0%} of it"
-    if kind == "overhead":
-        said = (
-            f"a step costs {s.step_fixed * 1e6:,.0f} µs whatever its samples; {s.steps:,} steps of it are "
-            f"{seconds(s.fixed)} {epoch}"
-        )
-    elif kind == "compute":
-        rate = f"{s.shape_gflops:,.1f} GFLOP/s" if s.shape_gflops else "the rate measured at these shapes"
-        square = f" (a large square matmul: {s.peak_gflops:,.0f})" if s.peak_gflops else ""
-        said = f"the layers' products at {rate}{square} are {seconds(s.compute)} {epoch}"
-    elif kind == "memory":
-        said = (
-            f"moving {si(s.bytes_per_epoch or 0, 'B')} per epoch at {s.bandwidth_gbs:,.1f} GB/s is {seconds(s.memory)} "
-            f"{epoch}"
-        )
-    else:
-        listed = ", ".join(f"{WORDS[n]} {_percent(s, n)}" for n in s.parts() if s.share(n) >= 0.005)
-        return f"No single bound: of the {seconds(s.epoch)} epoch, {listed}; {explained}."
-    return f"{kind}-bound: {said}; {explained}."
+    # Whole sentences (core.i18n translates each): the figures go into their places.
+    figures = {"epoch": seconds(s.epoch), "explained": s.explained, "kind": s.bound}
+    if s.bound == "overhead":
+        said = _("overhead-bound: a step costs {us:,.0f} µs whatever its samples; {steps:,} steps of it are {part} of "
+                 "the {epoch} epoch; the parts explain {explained:.0%} of it.")  # fmt: skip
+        return said.format(us=s.step_fixed * 1e6, steps=s.steps, part=seconds(s.fixed), **figures)
+    if s.bound == "compute":
+        rate = f"{s.shape_gflops:,.1f} GFLOP/s" if s.shape_gflops else _("the rate measured at these shapes")
+        square = _(" (a large square matmul: {peak:,.0f})").format(peak=s.peak_gflops) if s.peak_gflops else ""
+        said = _("compute-bound: the layers' products at {rate}{square} are {part} of the {epoch} epoch; the parts "
+                 "explain {explained:.0%} of it.")  # fmt: skip
+        return said.format(rate=rate, square=square, part=seconds(s.compute), **figures)
+    if s.bound == "memory":
+        said = _("memory-bound: moving {bytes} per epoch at {bandwidth:,.1f} GB/s is {part} of the {epoch} epoch; the "
+                 "parts explain {explained:.0%} of it.")  # fmt: skip
+        return said.format(bytes=si(s.bytes_per_epoch or 0, "B"), bandwidth=s.bandwidth_gbs, part=seconds(s.memory),
+                           **figures)  # fmt: skip
+    listed = ", ".join(f"{_(WORDS[n])} {_percent(s, n)}" for n in s.parts() if s.share(n) >= 0.005)
+    said = _("No single bound: of the {epoch} epoch, {listed}; the parts explain {explained:.0%} of it.")
+    return said.format(listed=listed, **figures)
 
 
 def advice(s: Split) -> str:
     """What would help, from the same figures: a larger batch (timed or predicted), and whether a faster device would."""
     larger, gain, timed = batch_gain(s)
-    how = "timed in the set-up" if timed else "predicted from the fixed and per-sample costs"
+    how = _("timed in the set-up") if timed else _("predicted from the fixed and per-sample costs")
     if gain >= HELPS:
-        batch = f"A larger batch would help: ×{gain:.1f} samples per second at batch {larger:,} ({how})."
+        batch = _("A larger batch would help: ×{gain:.1f} samples per second at batch {larger:,} ({how}).")
     else:
-        batch = f"A larger batch would not help much: ×{gain:.2f} samples per second at batch {larger:,} ({how})."
+        batch = _("A larger batch would not help much: ×{gain:.2f} samples per second at batch {larger:,} ({how}).")
     device = {
-        "overhead": " A faster device would not help much: the fixed cost is paid per step, so fewer, larger steps "
-        "help (a larger batch, or many steps per call as the multi-step loop runs them).",
-        "compute": " A device that multiplies faster at these shapes helps.",
-        "memory": " More memory bandwidth helps (a GPU has several times a CPU's).",
-    }.get(s.bound or "", "")
-    return batch + device
+        "overhead": N_("A faster device would not help much: the fixed cost is paid per step, so fewer, larger steps "
+                       "help (a larger batch, or many steps per call as the multi-step loop runs them)."),
+        "compute": N_("A device that multiplies faster at these shapes helps."),
+        "memory": N_("More memory bandwidth helps (a GPU has several times a CPU's)."),
+    }.get(s.bound or "")  # fmt: skip
+    return batch.format(gain=gain, larger=larger, how=how) + (" " + _(device) if device else "")

@@ -7,6 +7,7 @@ Screenshots go to artifacts/ (layout-*.png): look at them.
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -247,4 +248,51 @@ def test_a_prepared_link_sets_the_page_a_reload_keeps_it_and_a_bad_value_is_refu
     expect(page.locator(".st-key-run button:enabled")).to_have_count(1, timeout=120_000)
     assert page.locator('[data-testid="stException"]').count() == 0
     assert errors == [] and more == []
+    page.close()
+
+
+def test_in_chinese_at_1280x720_every_view_fits_and_speaks_chinese(server, browser):  # noqa: F811
+    # Two stored runs of one comparison (the server reads this test session's history file): History overlays them.
+    from core.history.store import get_store
+    from tests.sample_runs import make_result
+
+    group = f"{uuid.uuid4().int % 10**8:08d}"
+    for i in (1, 2):
+        get_store().save(make_result(run_id=f"{group}-{i}", seed=i))
+    page = browser.new_page(viewport=SIZES["720p"])
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(f"{server}/?lang=zh")
+    expect(page.get_by_role("button", name="快速演示")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("正在检测 GPU…")).to_have_count(0, timeout=120_000)
+    wait_until_idle(page)
+    expect(page.get_by_role("spinbutton", name="轮次 (epochs)")).to_be_visible()
+    page.screenshot(path=ARTIFACTS / "zh-720p-train.png")
+    said = {"训练": page.evaluate(OVERFLOWING)}
+    # A view change keeps the language in the address; the overlaid runs bring the headline, charts and numbers.
+    page.get_by_role("link", name="历史").click()
+    expect(page).to_have_url(re.compile(r"/history\?(.*&)?lang=zh"), timeout=10_000)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=30_000)
+    for _ in range(2):
+        page.locator(".st-key-history_pick input").first.click()
+        page.get_by_role("option").filter(has_text=group).first.click()
+        page.keyboard.press("Escape")
+        wait_until_idle(page)
+    expect(page.locator(HEADLINE)).to_contain_text("快", timeout=30_000)
+    expect(page.locator(CHARTS)).to_have_count(2, timeout=30_000)
+    page.wait_for_timeout(1000)
+    page.screenshot(path=ARTIFACTS / "zh-720p-history.png")
+    said["历史"] = page.evaluate(OVERFLOWING) + page.evaluate(CUT_IN_CHARTS)
+    for name, path in (("扩展", "scaling"), ("设备", "devices")):
+        page.get_by_role("link", name=name).click()
+        expect(page).to_have_url(re.compile(f"/{path}\\?(.*&)?lang=zh"), timeout=10_000)
+        wait_until_idle(page)
+        page.screenshot(path=ARTIFACTS / f"zh-720p-{path}.png")
+        said[name] = page.evaluate(OVERFLOWING) + page.evaluate(CUT_IN_CHARTS)
+    assert said == {name: [] for name in said}, f"text cut in Chinese at 1280x720: {said}"
+    # The switch: English again, in the address too.
+    page.locator('[data-testid="stMain"]').get_by_text("English", exact=True).click()
+    expect(page).to_have_url(re.compile(r"lang=en"), timeout=10_000)
+    expect(page.get_by_role("link", name="History")).to_be_visible(timeout=10_000)
+    assert page.locator('[data-testid="stException"]').count() == 0 and errors == []
     page.close()

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from core.i18n import N_, _
+
 TOKEN_ENV = "TFDASH_PRESENTER_TOKEN"  # the environment, not argv: `ps` shows every process's arguments to all users
 PARAM = "token"
 COOKIE = "tfdash_presenter"  # the presenter's signed cookie (HttpOnly, SameSite=Strict)
@@ -32,7 +34,7 @@ REFUSED = "tfdash_token_refused"  # set for a minute when a link's token was wro
 COOKIE_MAX_AGE_S = 12 * 3600  # a long talk; `make share` stopping ends it sooner
 KEY = "access_role"  # session_state: this session's Access, decided once
 ASK = "ask the presenter"
-DENIED = f"Only the presenter can do that; {ASK}."
+DENIED = N_("Only the presenter can do that; ask the presenter.")  # shown through _() where said
 _SECRET = secrets.token_bytes(32)  # this server process's signing key: a restart makes every cookie worthless
 _lock = threading.Lock()
 _cookies: dict[str, float] = {}  # nonce -> expiry of each presenter cookie not ended
@@ -58,17 +60,23 @@ def check(given: str | None, expected: str | None, remote_ip: str | None = None,
     if not expected:
         if remote_ip is None:
             return Access(True, "")
-        return Access(False, "Viewer: this server has no presenter link, so only its own machine can start runs.")
+        return Access(False, N_("Viewer: this server has no presenter link, so only its own machine can start runs."))
     # Bytes, not str: compare_digest refuses a non-ASCII str, and a hostile URL may carry one.
     if cookie or (given is not None and hmac.compare_digest(given.encode(), expected.encode())):
         return Access(
             True,
-            "Presenter: this page starts and stops runs and changes the history. Keep its link off the projector; "
-            "this browser stays the presenter after a reload, until you end it here or `make share` stops.",
+            N_(
+                "Presenter: this page starts and stops runs and changes the history. Keep its link off the projector; "
+                "this browser stays the presenter after a reload, until you end it here or `make share` stops."
+            ),
         )
     if given:
-        return Access(False, f"Viewer: the presenter's link has a token, and this page's is not it; {ASK} to run.")
-    return Access(False, f"Viewer: every run shows here live; starting, stopping and changing the history: {ASK}.")
+        return Access(
+            False, N_("Viewer: the presenter's link has a token, and this page's is not it; ask the presenter to run.")
+        )
+    return Access(
+        False, N_("Viewer: every run shows here live; starting, stopping and changing the history: ask the presenter.")
+    )
 
 
 def expected_token() -> str | None:
@@ -98,7 +106,7 @@ def issue_cookie() -> str:
 
 def cookie_is_valid(value: str | None) -> bool:
     """Whether a presenter cookie was issued by this server, is unexpired and not ended (compared in constant time)."""
-    nonce, _, signature = (value or "").partition(".")
+    nonce, _dot, signature = (value or "").partition(".")
     if not nonce or not hmac.compare_digest(signature.encode(), _sign(nonce).encode()):
         return False
     with _lock:
@@ -159,17 +167,19 @@ def end_presenter() -> None:
     end_cookie(_cookie(COOKIE))
     with _lock:
         _sessions.discard(_session_id())
-    st.session_state[KEY] = Access(False, f"Viewer: the presenter session of this browser has ended; {ASK} to run.")
+    st.session_state[KEY] = Access(
+        False, N_("Viewer: the presenter session of this browser has ended; ask the presenter to run.")
+    )
 
 
 def role_ui() -> None:
     """The page's role, said when it matters; a presenter's way to end it; a token after '#' out of the address."""
     access = role()
     if access.sentence:
-        st.caption(access.sentence)
+        st.caption(_(access.sentence))  # the role's sentence, as stored (English), in the page's language
     if access.presenter and expected_token():
-        st.button("End presenter session", key="end_presenter", on_click=end_presenter,
-                  help="This browser becomes a viewer; the presenter link from the terminal makes it the presenter again.")  # fmt: skip
+        st.button(_("End presenter session"), key="end_presenter", on_click=end_presenter,
+                  help=_("This browser becomes a viewer; the presenter link from the terminal makes it the presenter again."))  # fmt: skip
     if (
         KEY + "_fragment" not in st.session_state
     ):  # once per page: the server never sees '#token=', so the page removes it
@@ -190,4 +200,4 @@ def allowed() -> bool:
 
 def help_text(what: str) -> str | None:
     """A disabled control's tooltip for a viewer ('Starting a run is the presenter's: ask the presenter.')."""
-    return None if allowed() else f"{what} is the presenter's: {ASK}."
+    return None if allowed() else _("{what} is the presenter's: ask the presenter.").format(what=what)

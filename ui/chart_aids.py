@@ -10,6 +10,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from core.i18n import _
+
 SMOOTHING = 0.6  # TensorBoard's default weight
 READOUT_POSITIONS = 120  # x positions the readout can stop at, at most: enough for the eye, a small table
 INK = "#1A1A1A"
@@ -31,7 +33,7 @@ def smoothed(frame: pd.DataFrame, column: str, weight: float, rows: pd.Series | 
         return frame
     out = frame.copy()
     picked = out.index if rows is None else out.index[rows.to_numpy()]
-    for _, index in out.loc[picked].groupby("series", sort=False).groups.items():
+    for _series, index in out.loc[picked].groupby("series", sort=False).groups.items():
         out.loc[index, column] = smooth(out.loc[index, column].to_numpy(dtype=float), weight)
     return out
 
@@ -86,7 +88,7 @@ def warmup_layers(points: pd.DataFrame, x: alt.X, note: str) -> list[alt.Chart]:
     first = points.loc[points["epoch"] == 1, "seconds"]
     if len(first) == 0:
         return []
-    band = pd.DataFrame({"start": [0.0], "end": [float(first.max())], "note": [f"warm-up: {note}"]})
+    band = pd.DataFrame({"start": [0.0], "end": [float(first.max())], "note": [_("warm-up: {note}").format(note=note)]})
     at = alt.X("start:Q", title=x.to_dict().get("title"))  # the race's own x scale and title (layers share them)
     shade = alt.Chart(band).mark_rect(color=WARMUP_BAND, opacity=0.45).encode(x=at, x2="end:Q")
     note = (

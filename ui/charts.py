@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
+from core.i18n import N_, _
 from ui import chart_aids
 
 # Okabe-Ito colours: distinct for colour-blind viewers and still distinct on a washed-out projector.
@@ -16,7 +17,7 @@ FONT = {"label": 16, "title": 18, "chart_title": 22, "subtitle": 16}
 # the page's header, the Run row, the status line and both charts fit on one screen.
 HEIGHT = 135
 INK = "#1A1A1A"  # dark labels: a projector washes out grey
-WARMUP_NOTE = "epoch 1 includes compilation"
+WARMUP_NOTE = N_("epoch 1 includes compilation")
 
 
 def epochs_frame(frames: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.DataFrame:
@@ -27,7 +28,7 @@ def epochs_frame(frames: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.Da
     return pd.concat(parts, ignore_index=True)
 
 
-def _colour(frame: pd.DataFrame, title: str = "Run", corner: str | None = None) -> alt.Color:
+def _colour(frame: pd.DataFrame, title: str = N_("Run"), corner: str | None = None) -> alt.Color:
     order = list(dict.fromkeys(frame["series"]))
     scale = alt.Scale(domain=order, range=[PALETTE[i % len(PALETTE)] for i in range(len(order))])
     # One entry a line, untitled (the labels say what they are): no label is cut short. Under the plot, or in a
@@ -36,7 +37,7 @@ def _colour(frame: pd.DataFrame, title: str = "Run", corner: str | None = None) 
     if corner:
         legend = alt.Legend(orient=corner, columns=1, title=None, labelLimit=0, fillColor="#FFFFFFE0", padding=5,
                             cornerRadius=4, strokeColor="#BBBBBB", symbolSize=120, rowPadding=0)  # fmt: skip
-    return alt.Color("series:N", title=title, scale=scale, sort=order, legend=legend)
+    return alt.Color("series:N", title=_(title), scale=scale, sort=order, legend=legend)
 
 
 _TEXT = {"labelFontSize": FONT["label"], "labelColor": INK, "titleColor": INK}  # axes and legends alike
@@ -72,7 +73,7 @@ def _accuracy_y(values: pd.Series) -> alt.Y:
     span = float(values.max() - values.min()) if len(values) else 1.0
     decimals = 0 if span >= 0.04 else 1 if span >= 0.004 else 2
     axis = alt.Axis(format=f".{decimals}%", tickMinStep=10.0 ** -(2 + decimals), tickCount=5)
-    return alt.Y("accuracy:Q", title="Accuracy", scale=alt.Scale(zero=False), axis=axis)
+    return alt.Y("accuracy:Q", title=_("Accuracy"), scale=alt.Scale(zero=False), axis=axis)
 
 
 def _epoch_domain(frame: pd.DataFrame, epochs_total: int | None) -> list[int]:
@@ -95,7 +96,7 @@ def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None, smoothi
     long = chart_aids.smoothed(long, "accuracy", smoothing, long["data"] == "Train")
     domain = _epoch_domain(frame, epochs_total)
     x_scale = alt.Scale(domain=[1, max(domain[-1], 2)], nice=False)
-    x = alt.X("epoch:Q", title="Epoch", scale=x_scale, axis=alt.Axis(tickMinStep=1, format="d"))
+    x = alt.X("epoch:Q", title=_("Epoch"), scale=x_scale, axis=alt.Axis(tickMinStep=1, format="d"))
     chart = (
         alt.Chart(long)
         .mark_line(point=alt.OverlayMarkDef(size=90, filled=True), strokeWidth=3.5)
@@ -105,24 +106,24 @@ def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None, smoothi
             color=_colour(frame, corner="bottom-right"),
             strokeDash=alt.StrokeDash(
                 "data:N",
-                title="Data",
+                title=_("Data"),
                 sort=["Test", "Train"],
                 scale=alt.Scale(domain=["Test", "Train"], range=[[1, 0], [7, 5]]),
                 legend=None,  # the subtitle says which is which, in words
             ),
             detail="series:N",
             tooltip=[
-                alt.Tooltip("series:N", title="Run"),
-                alt.Tooltip("epoch:Q", title="Epoch"),
-                alt.Tooltip("data:N", title="Data"),
-                alt.Tooltip("accuracy:Q", title="Accuracy", format=".2%"),
+                alt.Tooltip("series:N", title=_("Run")),
+                alt.Tooltip("epoch:Q", title=_("Epoch")),
+                alt.Tooltip("data:N", title=_("Data")),
+                alt.Tooltip("accuracy:Q", title=_("Accuracy"), format=".2%"),
             ],
         )
     )
-    parts = {"training": long["data"] == "Train", "test": long["data"] == "Test"}
+    parts = {_("training"): long["data"] == "Train", _("test"): long["data"] == "Test"}
     rows = chart_aids.readout(long, "epoch", parts, grid=pd.Series(domain, dtype=float).to_numpy())
     hover = chart_aids.readout_layer(rows, x, list(dict.fromkeys(long["series"])), "Epoch", "d")
-    return _style(alt.layer(chart, hover), "Accuracy per epoch", "solid = test set, dashed = training set")
+    return _style(alt.layer(chart, hover), _("Accuracy per epoch"), _("solid = test set, dashed = training set"))
 
 
 def race_frame(points: Sequence[Sequence[dict]], labels: Sequence[str]) -> pd.DataFrame:
@@ -147,28 +148,30 @@ def race_chart(points: pd.DataFrame, target: float | None = None, smoothing: flo
     shown = data["accuracy"].clip(lower=floor) if len(data) else data["accuracy"]
     y = _accuracy_y(shown)
     y.scale = alt.Scale(domainMin=floor, zero=False, nice=False)
-    x = alt.X("seconds:Q", title="Training seconds", scale=alt.Scale(domainMin=0))
+    x = alt.X("seconds:Q", title=_("Training seconds"), scale=alt.Scale(domainMin=0))
     base = alt.Chart(data).encode(
         x=x,
         y=y,
         color=_colour(data, corner="bottom-right"),
         tooltip=[
-            alt.Tooltip("series:N", title="Run"),
-            alt.Tooltip("data:N", title="Data"),
-            alt.Tooltip("epoch:Q", title="Epoch"),
-            alt.Tooltip("seconds:Q", title="Seconds", format=".2f"),
-            alt.Tooltip("accuracy:Q", title="Accuracy", format=".2%"),
+            alt.Tooltip("series:N", title=_("Run")),
+            alt.Tooltip("data:N", title=_("Data")),
+            alt.Tooltip("epoch:Q", title=_("Epoch")),
+            alt.Tooltip("seconds:Q", title=_("Seconds"), format=".2f"),
+            alt.Tooltip("accuracy:Q", title=_("Accuracy"), format=".2%"),
         ],
     )
     train = base.transform_filter("datum.kind == 'train'").mark_line(strokeWidth=2.5, strokeDash=[7, 5], clip=True)
     test = base.transform_filter("datum.kind == 'test'").mark_line(
         point=alt.OverlayMarkDef(size=90, filled=True), strokeWidth=3.5, clip=True
     )
-    layers = [*chart_aids.warmup_layers(data, x, WARMUP_NOTE), train, test]
+    layers = [*chart_aids.warmup_layers(data, x, _(WARMUP_NOTE)), train, test]
     if target is not None:
         # Labelled at the left end, above the line, where the runs are still below it: "target 85%", what "time to
         # 85%" in the table counts to.
-        mark = pd.DataFrame({"accuracy": [target], "seconds": [0.0], "label": [f"target {target:.0%}"]})
+        mark = pd.DataFrame(
+            {"accuracy": [target], "seconds": [0.0], "label": [_("target {target:.0%}").format(target=target)]}
+        )
         rule = alt.Chart(mark).mark_rule(color=INK, strokeDash=[2, 3], strokeWidth=2).encode(y="accuracy:Q")
         text = (
             alt.Chart(mark)
@@ -180,24 +183,26 @@ def race_chart(points: pd.DataFrame, target: float | None = None, smoothing: flo
         layers += [rule, text]
     if len(data):
         rows = chart_aids.readout(
-            data, "seconds", {"training": data["kind"] == "train", "test": data["kind"] == "test"}
+            data, "seconds", {_("training"): data["kind"] == "train", _("test"): data["kind"] == "test"}
         )
         layers.append(chart_aids.readout_layer(rows, x, list(dict.fromkeys(data["series"])), "Training seconds", ".1f"))
-    return _style(alt.layer(*layers), "Accuracy against the clock", "solid = test set, dashed = training set")
+    return _style(alt.layer(*layers), _("Accuracy against the clock"), _("solid = test set, dashed = training set"))
 
 
 def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> alt.LayerChart:
     """Training seconds per epoch, one bar per series; the warm-up epoch is faded and labelled on its tick (its
     tooltip says it includes compilation); the legend sits in the plot's top-right corner, over the fast epochs."""
     data = frame[["series", "epoch", "train_seconds", "warmup"]].rename(columns={"train_seconds": "seconds"})
-    data = data.assign(kind=data["warmup"].map({True: "warm-up (" + WARMUP_NOTE + ")", False: "steady state"}))
+    warm = _("warm-up ({note})").format(note=_(WARMUP_NOTE))
+    data = data.assign(kind=data["warmup"].map({True: warm, False: _("steady state")}))
     top = float(data["seconds"].max()) if len(data) else 1.0
     # Headroom above the tallest bar: the legend's room, in the plot's top-right corner.
-    y = alt.Y("seconds:Q", title="Seconds (training only)", scale=alt.Scale(domain=[0, top * 1.6], nice=False))
+    y = alt.Y("seconds:Q", title=_("Seconds (training only)"), scale=alt.Scale(domain=[0, top * 1.6], nice=False))
     x_scale = alt.Scale(domain=_epoch_domain(frame, epochs_total))
     # Epoch 1's tick reads "1 / warm-up" on two lines, so it stays marked however narrow the bars get.
-    axis = alt.Axis(labelAngle=0, labelExpr="datum.value == 1 ? ['1', 'warm-up'] : datum.label")
-    x = alt.X("epoch:O", title="Epoch", scale=x_scale, axis=axis)
+    tick = _("warm-up")
+    axis = alt.Axis(labelAngle=0, labelExpr=f"datum.value == 1 ? ['1', '{tick}'] : datum.label")
+    x = alt.X("epoch:O", title=_("Epoch"), scale=x_scale, axis=axis)
     bars = (
         alt.Chart(data)
         .mark_bar()
@@ -208,14 +213,14 @@ def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> al
             color=_colour(frame, corner="top-right"),
             opacity=alt.condition("datum.warmup", alt.value(0.45), alt.value(1.0)),
             tooltip=[
-                alt.Tooltip("series:N", title="Run"),
-                alt.Tooltip("epoch:O", title="Epoch"),
-                alt.Tooltip("seconds:Q", title="Seconds", format=".3f"),
-                alt.Tooltip("kind:N", title="Epoch kind"),
+                alt.Tooltip("series:N", title=_("Run")),
+                alt.Tooltip("epoch:O", title=_("Epoch")),
+                alt.Tooltip("seconds:Q", title=_("Seconds"), format=".3f"),
+                alt.Tooltip("kind:N", title=_("Epoch kind")),
             ],
         )
     )
-    return _style(alt.layer(bars), "Seconds per epoch", "lower is faster · faded bars: warm-up")
+    return _style(alt.layer(bars), _("Seconds per epoch"), _("lower is faster · faded bars: warm-up"))
 
 
 def throughput_chart(points: pd.DataFrame) -> alt.LayerChart:
@@ -230,12 +235,14 @@ def throughput_chart(points: pd.DataFrame) -> alt.LayerChart:
     # A little room either side, so the end points and their bars are not cut in half.
     x = alt.X(
         "batch_size:Q",
-        title="Batch size (log scale)",
+        title=_("Batch size (log scale)"),
         scale=alt.Scale(type="log", base=2, domain=[batches[0] / 1.3, batches[-1] * 1.3], nice=False),
         axis=alt.Axis(values=batches, format="d", labelFlush=False),
     )
     y_scale = alt.Scale(type="log", nice=False)
-    y = alt.Y("samples_per_second:Q", title="Samples per second (log scale)", scale=y_scale, axis=alt.Axis(format="~s"))
+    y = alt.Y(
+        "samples_per_second:Q", title=_("Samples per second (log scale)"), scale=y_scale, axis=alt.Axis(format="~s")
+    )
     colour = _colour(data, "Device")
     lines = (
         alt.Chart(data)
@@ -245,11 +252,11 @@ def throughput_chart(points: pd.DataFrame) -> alt.LayerChart:
             y=y,
             color=colour,
             tooltip=[
-                alt.Tooltip("series:N", title="Device"),
-                alt.Tooltip("batch_size:Q", title="Batch size"),
-                alt.Tooltip("samples_per_second:Q", title="Samples/s (median)", format=",.0f"),
-                alt.Tooltip("samples_per_second_min:Q", title="slowest repeat", format=",.0f"),
-                alt.Tooltip("samples_per_second_max:Q", title="fastest repeat", format=",.0f"),
+                alt.Tooltip("series:N", title=_("Device")),
+                alt.Tooltip("batch_size:Q", title=_("Batch size")),
+                alt.Tooltip("samples_per_second:Q", title=_("Samples/s (median)"), format=",.0f"),
+                alt.Tooltip("samples_per_second_min:Q", title=_("slowest repeat"), format=",.0f"),
+                alt.Tooltip("samples_per_second_max:Q", title=_("fastest repeat"), format=",.0f"),
             ],
         )
     )
@@ -258,13 +265,13 @@ def throughput_chart(points: pd.DataFrame) -> alt.LayerChart:
         .mark_errorbar(ticks=alt.MarkConfig(size=14, strokeWidth=2.5), thickness=2.5)
         .encode(
             x=x,
-            y=alt.Y("samples_per_second_min:Q", title="Samples per second (log scale)", scale=y_scale),
+            y=alt.Y("samples_per_second_min:Q", title=_("Samples per second (log scale)"), scale=y_scale),
             y2=alt.Y2("samples_per_second_max:Q"),
             color=colour,
         )
     )
     return _style(
         alt.layer(lines, spread),
-        "Training throughput by batch size",
-        "higher is faster · bars: slowest to fastest repeat",
+        _("Training throughput by batch size"),
+        _("higher is faster · bars: slowest to fastest repeat"),
     )

@@ -11,6 +11,7 @@ import streamlit as st
 
 from core import device_modes, hardware_check
 from core.axes import AXES, MAX_VALUES, MIN_VALUES, Comparison
+from core.i18n import _
 from ui import kept
 
 AS_DEVICE = ""  # the Device choice's own runs: one device, CPU vs GPU, or the execution modes
@@ -51,27 +52,27 @@ def axis_ui(hw: hardware_check.Hardware) -> None:
     kept.restore(DEFAULTS)
     ss, sb = st.session_state, st.sidebar
     sb.selectbox(
-        "Compare along",
+        _("Compare along"),
         [AS_DEVICE, *AXES],
         key="axis",
-        format_func=lambda a: AXES[a].label if a else "— as Device says",
+        format_func=lambda a: _(AXES[a].label) if a else _("— as Device says"),
         on_change=_start,
         args=(hw,),
         persist_state="session",
-        help="One base config plus one setting with 2-4 values; every other setting is shared, same seed.",
+        help=_("One base config plus one setting with 2-4 values; every other setting is shared, same seed."),
     )
     axis = ss.axis
-    words = f"{MIN_VALUES} to {MAX_VALUES} values"
+    words = {"low": MIN_VALUES, "high": MAX_VALUES}
     if axis in AXES and (AXES[axis].allowed is not None or axis == "device"):
         options = options_for(axis, hw)
         ss.axis_choices = [v for v in ss.axis_choices if v in options]
-        sb.multiselect("Values", options, key="axis_choices", help=f"{words}; the first is the reference.",
-                       persist_state="session")  # fmt: skip
+        sb.multiselect(_("Values"), options, key="axis_choices", persist_state="session",
+                       help=_("{low} to {high} values; the first is the reference.").format(**words))  # fmt: skip
     elif axis in AXES:
-        sb.text_input("Values", key="axis_numbers", help=f"{words}, comma-separated; the first is the reference.",
-                      persist_state="session")  # fmt: skip
+        sb.text_input(_("Values"), key="axis_numbers", persist_state="session",
+                      help=_("{low} to {high} values, comma-separated; the first is the reference.").format(**words))  # fmt: skip
     if axis in AXES and axis != "device":
-        sb.caption("Each value runs on the Device choice's device (the GPU, for CPU vs GPU).")
+        sb.caption(_("Each value runs on the Device choice's device (the GPU, for CPU vs GPU)."))
     kept.remember(DEFAULTS)
 
 

@@ -18,31 +18,44 @@ from core import hardware_check
 from core.axes import AXES, axis_of
 from core.engine import data as datasets
 from core.engine import models
+from core.i18n import N_, _, ngettext
 from ui.labels import EXECUTION_LABELS
 
-DASHBOARD = "TensorFlow training: CPU vs GPU, live"  # the views that compare nothing of their own
+DASHBOARD = N_("TensorFlow training: CPU vs GPU, live")  # the views that compare nothing of their own
 # An execution mode in a sentence for the audience (the labels' short names are for legends).
 EXECUTION_WORDS = {
-    "keras-fit": "plain Keras fit",
-    "keras-fit-spe": "Keras fit with steps_per_execution",
-    "multi-step-loop": "the multi-step loop",
+    "keras-fit": N_("plain Keras fit"),
+    "keras-fit-spe": N_("Keras fit with steps_per_execution"),
+    "multi-step-loop": N_("the multi-step loop"),
 }
 # A term the headline or the run labels use -> (the words that show it is used, its note in plain words).
+# The patterns hold the Chinese words too (第 1 轮, 多步循环 ...): a Chinese page's headline uses those.
 TERMS = {
-    "Warm-up": (r"epoch 1\b|warm-up", "epoch 1. TensorFlow first traces the Python step into a graph (and XLA "
-                "compiles it), so epoch 1 is slow and is left out of every speedup."),
-    "Step": (r"\bsteps?\b", "one batch of images: a forward pass, the gradients and one update of the weights."),
-    "Plain fit": (r"plain fit", "Keras' model.fit as most code is written: Python hands TensorFlow one step at a "
-                  "time, and pays for it at every step."),
-    "Multi-step loop": (r"multi-step loop", "many steps inside one tf.function call, so Python and Keras run "
-                        "once per call, not once per step."),
-    "XLA": (r"\bXLA\b", "TensorFlow's compiler (jit_compile): it fuses a step's many small operations into one "
-            "program for the device."),
-    "Calls": (r"\bcalls?\b", "one call of the step loop runs many steps, about 0.2 s of training; each call is "
-              "one measurement."),
-    "Samples/s": (r"samples ?/ ?s|samples per second|throughput", "images trained on per second: the same "
-                  "measure whatever the batch size."),
+    N_("Warm-up"): (r"epoch 1\b|warm-up|第 ?1 ?轮|预热", N_("epoch 1. TensorFlow first traces the Python step into a "
+                "graph (and XLA compiles it), so epoch 1 is slow and is left out of every speedup.")),
+    N_("Step"): (r"\bsteps?\b|步", N_("one batch of images: a forward pass, the gradients and one update of the "
+                 "weights.")),
+    N_("Plain fit"): (r"plain fit|普通 ?fit", N_("Keras' model.fit as most code is written: Python hands TensorFlow "
+                      "one step at a time, and pays for it at every step.")),
+    N_("Multi-step loop"): (r"multi-step loop|多步循环", N_("many steps inside one tf.function call, so Python and "
+                            "Keras run once per call, not once per step.")),
+    "XLA": (r"\bXLA\b", N_("TensorFlow's compiler (jit_compile): it fuses a step's many small operations into one "
+            "program for the device.")),
+    N_("Calls"): (r"\bcalls?\b|次调用", N_("one call of the step loop runs many steps, about 0.2 s of training; each "
+                  "call is one measurement.")),
+    N_("Samples/s"): (r"samples ?/ ?s|samples per second|throughput|样本/秒|每秒样本", N_("images trained on per "
+                      "second: the same measure whatever the batch size.")),
 }  # fmt: skip
+
+# core.hardware_check's sentences for a failed check, made in its own thread (English): read back by their own template,
+# then said in the page's language; a sentence of another wording is shown as it is.
+CHECK_FAILED = (
+    N_("The hardware check did not answer within {seconds} s, so GPUs are off."),
+    N_("The hardware check could not start ({why}), so GPUs are off."),
+    N_("The hardware check failed ({why}), so GPUs are off."),
+    N_("The hardware check printed something that is not JSON, so GPUs are off."),
+    N_("The hardware check answered in an unknown format, so GPUs are off."),
+)
 
 _title: ContextVar = ContextVar("title_slot")
 
@@ -64,17 +77,18 @@ def title_ui(text: str) -> None:
 
 def default_title_ui() -> None:
     """The dashboard's own title, where the view on screen wrote none (History, Scaling, Devices)."""
-    title_ui(DASHBOARD)
+    title_ui(_(DASHBOARD))
 
 
 def _words(field: str, value: Any, plain: bool) -> str:
     if field == "execution":
-        return (EXECUTION_WORDS if plain else EXECUTION_LABELS).get(value, str(value))
+        found = (EXECUTION_WORDS if plain else EXECUTION_LABELS).get(value)
+        return _(found) if found else str(value)
     return AXES[field].name(value) if field in {a.field for a in AXES.values()} else str(value)
 
 
 def _place(device: str) -> str:
-    return "the CPU" if device.split("/")[-1] == "cpu" else device.upper()
+    return _("the CPU") if device.split("/")[-1] == "cpu" else device.upper()
 
 
 def what(configs: Sequence[dict], plain: bool = False) -> str:
@@ -86,41 +100,61 @@ def what(configs: Sequence[dict], plain: bool = False) -> str:
     axis = axis_of(list(configs))
     field = AXES[axis].field if axis else "device"
     names = list(dict.fromkeys(_words(field, c.get(field), plain) for c in configs))
-    where = "" if field == "device" else f" on {_place(configs[0]['device'])}"
-    return " vs ".join(names) + where
+    if field == "device":
+        return " vs ".join(names)
+    return _("{names} on {device}").format(names=" vs ".join(names), device=_place(configs[0]["device"]))
 
 
 def title(configs: Sequence[dict]) -> str:
     """The Train view's title: what its runs compare, or the dashboard's own while it has none."""
     if not configs:
-        return DASHBOARD
+        return _(DASHBOARD)
     if len(configs) == 1:
-        return f"TensorFlow training on {what(configs)}, live"
-    return f"TensorFlow: {what(configs)}, live"  # one line at 1280x720 with the sidebar open
+        return _("TensorFlow training on {what}, live").format(what=what(configs))
+    return _("TensorFlow: {what}, live").format(what=what(configs))  # one line at 1280x720 with the sidebar open
 
 
 # -- the sentence in the main area ---------------------------------------------------------------
 def sentence(configs: Sequence[dict], hw: hardware_check.Hardware) -> str:
     """'No GPU on this machine: comparing plain Keras fit with the multi-step loop, both on the CPU.' and the like."""
     if hw.state == hardware_check.CHECKING:
-        return "Checking for GPUs… CPU runs need no answer."
+        return _("Checking for GPUs… CPU runs need no answer.")
     if hw.state == hardware_check.FAILED:
-        return hw.message
+        return check_failed(hw.message)
     gpus = hw.gpus
-    found = f"{len(gpus)} GPU{'s' if len(gpus) > 1 else ''} here ({gpus[0].get('name')})" if gpus else ""
-    lead = f"**{found}**: " if found else "**No GPU on this machine**: "
+    found = ngettext("{n} GPU here ({name})", "{n} GPUs here ({name})", len(gpus)) if gpus else ""
+    lead = (f"**{found}**: " if found else _("**No GPU on this machine**: ")).format(
+        n=len(gpus), name=gpus[0].get("name") if gpus else ""
+    )
     if not configs:
-        return lead + "pick what to compare under Device."
+        return lead + _("pick what to compare under Device.")
     devices = {c["device"] for c in configs}
     if len(configs) == 1:
-        return lead + f"one run on {_place(configs[0]['device'])}; pick a comparison under Device."
+        return lead + _("one run on {device}; pick a comparison under Device.").format(
+            device=_place(configs[0]["device"])
+        )
     axis = axis_of(list(configs))
     field = AXES[axis].field if axis else "device"
     names = [_words(field, c.get(field), plain=True) for c in configs]
-    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " with " + names[-1]
-    both = "both" if len(configs) == 2 else "all"
-    where = f", {both} on {_place(next(iter(devices)))}" if len(devices) == 1 else ""
-    return lead + f"comparing {listed}{where}."
+    listed = (
+        names[0] if len(names) == 1 else _("{first} with {last}").format(first=", ".join(names[:-1]), last=names[-1])
+    )
+    if len(devices) != 1:
+        return lead + _("comparing {listed}.").format(listed=listed)
+    place = _place(next(iter(devices)))
+    said = (
+        _("comparing {listed}, both on {device}.") if len(configs) == 2 else _("comparing {listed}, all on {device}.")
+    )
+    return lead + said.format(listed=listed, device=place)
+
+
+def check_failed(message: str) -> str:
+    """core.hardware_check's sentence for a failed hardware check, in the page's language."""
+    for template in CHECK_FAILED:
+        pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>.+?)", re.escape(template))
+        if found := re.fullmatch(pattern, message):
+            return _(template).format(**found.groupdict())
+    return message
 
 
 def sentence_ui(configs: Sequence[dict], hw: hardware_check.Hardware) -> None:
@@ -132,29 +166,32 @@ def sentence_ui(configs: Sequence[dict], hw: hardware_check.Hardware) -> None:
 def settings_words(config: dict) -> str:
     """'MLP (128 hidden units), Fashion-MNIST (30,000 training images), 6 epochs, batch 100, Adam at learning rate
     0.001, seed 0': the settings a run shares with the runs beside it, as a person reads them."""
-    model = models.REGISTRY[config["model"]].label if config.get("model") in models.REGISTRY else config.get("model")
+    model = _(models.REGISTRY[config["model"]].label) if config.get("model") in models.REGISTRY else config.get("model")
     if config.get("model") == "mlp":
-        model = f"{model} ({config.get('hidden_units')} hidden units)"
-    data = datasets.REGISTRY[config["dataset"]].label if config.get("dataset") in datasets.REGISTRY else "?"
+        model = _("{model} ({units} hidden units)").format(model=model, units=config.get("hidden_units"))
+    data = _(datasets.REGISTRY[config["dataset"]].label) if config.get("dataset") in datasets.REGISTRY else "?"
     subset = config.get("train_subset")
-    data = f"{data} ({subset:,} training images)" if subset else f"{data} (the whole training set)"
-    optimizer = {"sgd": "SGD", "adam": "Adam"}.get(config.get("optimizer"), config.get("optimizer"))
-    return (
-        f"{model}, {data}, {config.get('epochs')} epochs, batch {config.get('batch_size')}, {optimizer} at learning "
-        f"rate {config.get('learning_rate'):g}, seed {config.get('seed')}, {config.get('precision', 'float32')}"
+    data = (_("{data} ({n:,} training images)") if subset else _("{data} (the whole training set)")).format(
+        data=data, n=subset or 0
     )
+    optimizer = {"sgd": "SGD", "adam": "Adam"}.get(config.get("optimizer"), config.get("optimizer"))
+    return _(
+        "{model}, {data}, {epochs} epochs, batch {batch}, {optimizer} at learning rate {lr:g}, seed {seed}, {precision}"
+    ).format(model=model, data=data, epochs=config.get("epochs"), batch=config.get("batch_size"), optimizer=optimizer,
+             lr=config.get("learning_rate"), seed=config.get("seed"), precision=config.get("precision", "float32"))  # fmt: skip
 
 
 def watched_ui(configs: Sequence[dict]) -> None:
     """Next to a watched run's charts: its settings, not this page's sidebar's (which its own Run would use)."""
     if configs:
-        st.caption(f"Another page's runs, with their settings: {settings_words(configs[0])}; {what(configs)}.")
+        said = _("Another page's runs, with their settings: {settings}; {what}.")
+        st.caption(said.format(settings=settings_words(configs[0]), what=what(configs)))
 
 
 # -- the terms ---------------------------------------------------------------------------------------
 def terms(text: str) -> list[tuple[str, str]]:
     """(term, note) for each term of TERMS that `text` uses, in TERMS' order."""
-    return [(term, note) for term, (used, note) in TERMS.items() if re.search(used, text, re.IGNORECASE)]
+    return [(_(term), _(note)) for term, (used, note) in TERMS.items() if re.search(used, text, re.IGNORECASE)]
 
 
 def terms_ui(text: str) -> None:

@@ -15,17 +15,18 @@ import pandas as pd
 import streamlit as st
 
 from core import axes, compare
+from core.i18n import N_, _
 from core.results import RunResult
 from ui import chart_aids, charts, compared, drawn, layout, learned, views
 
-X_AXES = {"clock": "Training seconds (the race)", "epoch": "Epoch"}
-MEASURED = (
+X_AXES = {"clock": N_("Training seconds (the race)"), "epoch": N_("Epoch")}
+MEASURED = N_(
     "Measured: training samples per second over every epoch after epoch 1 (its samples over its training seconds), "
     "so it is the ratio of the steady epochs in the table below for the same work, whatever the batch sizes; the "
     "range is a 90% bootstrap interval over those epochs' calls of the step loop (about 0.2 s each), from these "
     "runs only: how much a busy or shared machine moves it between presses is not in it (press Run again to see)."
 )
-MEASURED_HELP = (
+MEASURED_HELP = N_(
     "Epoch 1 is left out: it includes tracing and compiling. Every second of a steady epoch counts, model.fit's "
     "set-up of each epoch (building its data pipeline) included, so the ratio matches the seconds-per-epoch chart. "
     "A comparison's runs take turns epoch by epoch, each timed alone, so drift slower than an epoch (a laptop "
@@ -45,29 +46,31 @@ def controls_ui(results: list[RunResult]) -> tuple[str, float | None]:
     """The accuracy chart's x axis and the accuracy target for 'time to X%': (axis key, target or None)."""
     left, right = st.columns([3, 2], vertical_alignment="bottom")
     axis = left.segmented_control(
-        "Accuracy against", list(X_AXES), format_func=X_AXES.get, default="clock", key="accuracy_x"
+        _("Accuracy against"), list(X_AXES), format_func=lambda k: _(X_AXES[k]), default="clock", key="accuracy_x"
     )
     default = compare.default_target(results)
     if default is None:
         return axis or "clock", None
     # A new default (more epochs, other runs) is a new widget, so the number follows the runs unless changed.
     percent = right.number_input(
-        "Time to test accuracy (%)",
+        _("Time to test accuracy (%)"),
         min_value=1,
         max_value=100,
         value=round(default * 100),
         step=1,
-        help="Training seconds until a run's test accuracy first reaches this, epoch 1's compiling included; "
-        "the default is the highest whole percent every run reached.",
+        help=_(
+            "Training seconds until a run's test accuracy first reaches this, epoch 1's compiling included; "
+            "the default is the highest whole percent every run reached."
+        ),
     )
     return axis or "clock", percent / 100
 
 
 def smoothing_ui() -> float:
     """TensorBoard's smoothing of the training curves: 0 (raw) to 0.95."""
-    return st.slider("Smoothing (training curves)", 0.0, 0.95, chart_aids.SMOOTHING, 0.05, key="smoothing",
-                     help="An exponential moving average of the dashed training lines, as TensorBoard's; the test "
-                     "points are never smoothed.")  # fmt: skip
+    return st.slider(_("Smoothing (training curves)"), 0.0, 0.95, chart_aids.SMOOTHING, 0.05, key="smoothing",
+                     help=_("An exponential moving average of the dashed training lines, as TensorBoard's; the test "
+                     "points are never smoothed."))  # fmt: skip
 
 
 def charts_ui(
@@ -87,8 +90,14 @@ def charts_ui(
     partial = list(in_progress or [None] * len(results))
     moving = axis == "clock" and any(p is not None and p.calls for p in partial)
     if len(frame) == 0 and not moving:
-        waiting = "its first calls, seconds after Run" if axis == "clock" else "epoch 1's end"
-        st.info(f"The charts start with {waiting} (epoch 1 includes tracing and compilation).")
+        if axis == "clock":
+            st.info(
+                _(
+                    "The charts start with its first calls, seconds after Run (epoch 1 includes tracing and compilation)."
+                )
+            )
+        else:
+            st.info(_("The charts start with epoch 1's end (epoch 1 includes tracing and compilation)."))
         return
     total = max((r.config.get("epochs") or len(r.epochs) for r in results), default=1)
     # Keyed, so a test (and a person's eye) can tell the two live charts from the roofline's below them.
@@ -101,14 +110,14 @@ def charts_ui(
     if len(frame):
         right.altair_chart(layout.fill(charts.epoch_time_chart(frame, total)), width="stretch")
     else:
-        right.info("Seconds per epoch appear when epoch 1 finishes (it includes tracing and compilation).")
+        right.info(_("Seconds per epoch appear when epoch 1 finishes (it includes tracing and compilation)."))
 
 
 # Axes whose runs' labels already name the values ("GPU:0 is 2.9× faster than CPU", "CPU (multi-step loop) ...").
 LABELS_NAME = (None, "device", "execution")
 
 
-WAITING = "The speedup appears once epoch 2 is done: epoch 1 (the warm-up) includes compiling, so it is left out."
+WAITING = N_("The speedup appears once epoch 2 is done: epoch 1 (the warm-up) includes compiling, so it is left out.")
 
 
 def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, int] | None, by_value: bool) -> str:
@@ -116,9 +125,9 @@ def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, in
     axis' values, not the runs. While two runs have no speedup yet, says when it comes. Returns the sentence."""
     if pair is None:
         if len(results) == 2 and any(r.status in ("queued", "running") for r in results):  # live runs, not stored ones
-            st.markdown(f"#### :gray[{WAITING}]")
+            st.markdown(f"#### :gray[{_(WAITING)}]")
         elif len(results) == 2 and all(r.epochs for r in results):
-            st.caption(compare.NEEDS)
+            st.caption(_(compare.NEEDS))
         return ""
     base, other = pair
     configs = [r.config for r in results]
@@ -136,7 +145,8 @@ def ratios_ui(results: list[RunResult], labels: list[str]) -> None:
     if len(results) <= 2 or not all(r.epochs for r in results):
         return
     names, where = axes.value_names([r.config for r in results]) or (labels, "")
-    rows = [f"| Value{where} | Samples / s | Speedup vs {names[0]} |", "|---|---|---|"]
+    head = _("| Value{where} | Samples / s | Speedup vs {first} |").format(where=where, first=names[0])
+    rows = [head, "|---|---|---|"]
     for name, (rate, ratio) in zip(names, compare.ratio_rows(results), strict=True):
         rows.append(f"| {views.plain(name)} | {rate} | {ratio} |")
     st.markdown("\n".join(rows))
@@ -145,7 +155,7 @@ def ratios_ui(results: list[RunResult], labels: list[str]) -> None:
 def xla_words(result: RunResult) -> str:
     """' · XLA on' or ' · XLA off': the jit_compile the run used, as recorded ('' for a run that did not record it)."""
     jit = result.device.get("jit_compile")
-    return "" if jit is None else f" · XLA {'on' if jit else 'off'}"
+    return "" if jit is None else (_(" · XLA on") if jit else _(" · XLA off"))
 
 
 def mirrored(result: RunResult) -> str:
@@ -154,7 +164,8 @@ def mirrored(result: RunResult) -> str:
     if replicas < 2:
         return ""
     batch = result.config.get("batch_size")
-    return f" · MirroredStrategy, {replicas} replicas: global batch {batch * replicas} ({batch} x {replicas})"
+    said = _(" · MirroredStrategy, {replicas} replicas: global batch {total} ({batch} x {replicas})")
+    return said.format(replicas=replicas, total=batch * replicas, batch=batch)
 
 
 def numbers_frame(results: list[RunResult], labels: list[str], target: float | None) -> pd.DataFrame:
@@ -169,23 +180,29 @@ def numbers_frame(results: list[RunResult], labels: list[str], target: float | N
         gflops, share = views.achieved(result)
         reached = compare.time_to_accuracy(result, target) if target is not None else None
         row = {
-            "Run": f"{label} · variables on {result.device.get('variables_on') or '?'}{xla_words(result)}{mirrored(result)}",
-            "Final test accuracy": f"{result.final_test_accuracy():.1%}",
+            _("Run"): _("{label} · variables on {device}").format(
+                label=label, device=result.device.get("variables_on") or "?"
+            )
+            + xla_words(result)
+            + mirrored(result),
+            _("Final test accuracy"): f"{result.final_test_accuracy():.1%}",
         }
         if target is not None:
-            row[f"Time to {target:.0%}"] = f"{reached:.2f} s" if reached is not None else "not reached"
+            row[_("Time to {target:.0%}").format(target=target)] = (
+                f"{reached:.2f} s" if reached is not None else _("not reached")
+            )
         row |= {
-            "Steady epoch (mean of 2+)": f"{epoch:.3f} s" if epoch else "—",
-            "Warm-up cost": f"{warm:+.2f} s" if warm is not None else "—",
-            "Samples / s": f"{rate:,.0f}" if rate else "—",
+            _("Steady epoch (mean of 2+)"): f"{epoch:.3f} s" if epoch else "—",
+            _("Warm-up cost"): f"{warm:+.2f} s" if warm is not None else "—",
+            _("Samples / s"): f"{rate:,.0f}" if rate else "—",
             "GFLOP/s": f"{gflops:,.1f}" if gflops else "—",
-            "Share of peak": f"{share:.2%}" if share else "—",
+            _("Share of peak"): f"{share:.2%}" if share else "—",
         }
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-NUMBERS_NOTE = (
+NUMBERS_NOTE = N_(
     "Steady epoch: the mean of epochs 2 and later, training only; samples/s: their samples over their seconds, "
     "the headline's measure. Warm-up cost: epoch 1 minus the steady epoch. GFLOP/s: the model's training FLOPs per "
     "sample times samples/s. Share of peak: that ÷ the device's measured matrix-multiply peak. Time to an accuracy "
@@ -201,7 +218,7 @@ def numbers_ui(results: list[RunResult], labels: list[str], target: float | None
     head = "| " + " | ".join(table.columns) + " |\n|" + "---|" * len(table.columns) + "\n"
     body = "\n".join("| " + " | ".join(views.plain(str(v)) for v in row) + " |" for row in table.itertuples(False))
     st.markdown(head + body)
-    st.caption(NUMBERS_NOTE)
+    st.caption(_(NUMBERS_NOTE))
 
 
 def compare_ui(
@@ -235,7 +252,7 @@ def compare_ui(
 def below_ui(results: list[RunResult], labels: list[str], target: float | None, sentence: str) -> None:
     """Under the charts: what the headline measures and its terms, the ratios, the numbers, what the models learned."""
     if sentence:
-        st.caption(MEASURED, help=MEASURED_HELP)
+        st.caption(_(MEASURED), help=_(MEASURED_HELP))
     compared.terms_ui(" ".join([sentence, *labels]))
     ratios_ui(results, labels)
     numbers_ui(results, labels, target)

@@ -16,6 +16,7 @@ from typing import Any
 
 import streamlit as st
 
+from core import i18n
 from ui import watcher
 
 MAX_KEPT = 32  # drawings kept: a few per view and setting; each holds its charts' data (a few hundred kB at most)
@@ -28,10 +29,11 @@ def _replay(key: Hashable, _draw: Callable[..., Any], _args: tuple) -> Any:
 
 
 def once(key: Hashable | None, draw: Callable[..., Any], *args: Any) -> Any:
-    """draw(*args), drawn once per distinct key and replayed on every page after; None: drawn here, not kept."""
+    """draw(*args), drawn once per distinct key and language and replayed on every page after; None: drawn here,
+    not kept. The language is in the key: a Chinese page never replays an English drawing."""
     if key is None:
         return draw(*args)
-    return _replay((draw.__module__, draw.__qualname__, key), draw, args)
+    return _replay((draw.__module__, draw.__qualname__, i18n.language(), key), draw, args)
 
 
 _frames: dict[tuple, tuple[tuple, float, tuple]] = {}  # the runs' ids -> (progress, when, their snapshots)

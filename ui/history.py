@@ -11,6 +11,7 @@ from core.history import archive
 from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
 from core.history.store import Store, StoreError
+from core.i18n import _, ngettext
 from ui import access, comparison, drawn, kept, layout, salvage, views, watcher
 from ui.resources import get_store
 
@@ -22,14 +23,14 @@ def import_file(store: Store, name: str, data: bytes) -> tuple[str, str, ImportO
     try:
         outcome = store.import_file(data)
     except (RunFileError, StoreError) as err:
-        return "error", f"{name}: {err}", None
+        return "error", _("{name}: {problem}").format(name=name, problem=err), None
     return ("success" if outcome.added else "info"), outcome.describe(), outcome
 
 
 def on_upload() -> None:
     ss = st.session_state
     if not access.allowed():  # the uploader is disabled for a viewer, but a hostile page can still send files
-        ss.import_messages = [("error", access.DENIED)]
+        ss.import_messages = [("error", _(access.DENIED))]
         return
     files = ss.get("history_upload") or []
     if not files:  # the files were removed from the uploader
@@ -51,13 +52,17 @@ def on_upload() -> None:
         try:  # one member in memory at a time, imported before the next is read (core.history.archive)
             for member in archive.zip_members(file.getvalue()):
                 if member.problem:
-                    messages.append(("error", f"{file.name}: {member.name}: {member.problem}"))
+                    said = _("{name}: {member}: {problem}").format(
+                        name=file.name, member=member.name, problem=member.problem
+                    )
+                    messages.append(("error", said))
                 else:
                     messages.append(import_one(member.name, member.data, picked))
         except archive.ArchiveError as err:
-            messages.append(("error", f"{file.name}: {err}"))
+            messages.append(("error", _("{name}: {problem}").format(name=file.name, problem=err)))
     if picked[0] > MAX_PICKED:
-        messages.append(("info", f"The first {MAX_PICKED} runs imported are picked for the charts; pick others below."))
+        said = _("The first {n} runs imported are picked for the charts; pick others below.").format(n=MAX_PICKED)
+        messages.append(("info", said))
     ss.import_messages = messages
 
 
@@ -73,7 +78,7 @@ def import_one(name: str, data: bytes, picked: list[int]) -> tuple[str, str]:
     if outcome is not None and outcome.kind == "sweep":
         ss[kept.KEPT] = {**ss.get(kept.KEPT, {}), "sweep_pick": outcome.run_id}  # shown first on Scaling
         ss.pop("sweep_pick", None)
-        sentence += " It is in the Scaling view."
+        sentence += " " + _("It is in the Scaling view.")
     elif outcome is not None:  # a run: picked for the charts, next to whatever was picked already
         picked[0] += 1
         if picked[0] <= MAX_PICKED:
@@ -88,12 +93,15 @@ def ask_delete(ids: list[str] | None) -> None:
 def delete_runs(ids: list[str]) -> None:
     ss, store = st.session_state, get_store()
     if not access.allowed():  # checked here, not only in the disabled button
-        ss.import_messages = [("error", access.DENIED)]
+        ss.import_messages = [("error", _(access.DENIED))]
         return
     gone = [i for i in ids if store.delete(i)]
     ss.history_pick = [i for i in ss.get("history_pick", []) if i not in gone]
     ss.confirm_delete = None
-    ss.history_note = f"Deleted {len(gone)} run{'' if len(gone) == 1 else 's'}; every other run is kept."
+    said = ngettext(
+        "Deleted {n} run; every other run is kept.", "Deleted {n} runs; every other run is kept.", len(gone)
+    )
+    ss.history_note = said.format(n=len(gone))
 
 
 # The importer's limit, which Streamlit's server.maxUploadSize enforces too (.streamlit/config.toml, ui/share.py).
@@ -103,13 +111,15 @@ UPLOAD_LIMIT_MB = MAX_FILE_BYTES // 2**20
 def upload_ui() -> None:
     """The importer: JSON files from `python -m core train --json` (or `sweep --json`), or this view's .zip download."""
     st.file_uploader(
-        "Import runs or sweeps from another machine: the JSON files `python -m core train --json` or `sweep --json` "
-        f"write, or a .zip of them as this view downloads (at most {UPLOAD_LIMIT_MB} MiB a file)",
+        _(
+            "Import runs or sweeps from another machine: the JSON files `python -m core train --json` or `sweep --json` "
+            "write, or a .zip of them as this view downloads (at most {limit} MiB a file)"
+        ).format(limit=UPLOAD_LIMIT_MB),
         # No type filter: the importer names each file it refuses and says why. The size limit is the server's
         # own (server.maxUploadSize): a larger file never reaches this process, and the browser says so.
         max_upload_size=UPLOAD_LIMIT_MB,
         disabled=not access.allowed(),
-        help=access.help_text("Importing"),
+        help=access.help_text(_("Importing")),
         accept_multiple_files=True,
         key="history_upload",
         on_change=on_upload,
@@ -124,11 +134,11 @@ def pick_ui(rows: list[HistoryRow]) -> list[HistoryRow]:
     ss = st.session_state
     ss.history_pick = [i for i in ss.history_pick if i in by_id]  # deleted elsewhere: dropped
     picked = st.multiselect(
-        "Runs to overlay (pick two to compare them)",
+        _("Runs to overlay (pick two to compare them)"),
         list(by_id),
         key="history_pick",
         format_func=lambda i: views.pick_label(by_id[i]),
-        placeholder="Choose runs from the table",
+        placeholder=_("Choose runs from the table"),
         on_change=ask_delete,  # a new pick withdraws a pending "delete?" question
         args=(None,),
     )
@@ -139,7 +149,7 @@ def comparison_groups(rows: list[HistoryRow]) -> dict[str, list[str]]:
     """Runs that one Run (or one `python -m core compare`) queued share an id before '-N': group -> its ids, in order."""
     found: dict[str, list[tuple[int, str]]] = {}
     for row in rows:
-        head, _, n = row.run_id.rpartition("-")
+        head, _sep, n = row.run_id.rpartition("-")
         if head and n.isdigit():
             found.setdefault(head, []).append((int(n), row.run_id))
     return {group: [i for _, i in sorted(ids)] for group, ids in found.items() if len(ids) > 1}
@@ -161,13 +171,13 @@ def groups_ui(rows: list[HistoryRow]) -> None:
 
     def label(group: str | None) -> str:
         if group is None:
-            return "Choose a comparison"
+            return _("Choose a comparison")
         first = by_id[groups[group][0]]
-        return (
-            f"{views.short_time(first.when)} · {len(groups[group])} runs · {first.model} on {first.dataset} · {group}"
-        )
+        said = _("{when} · {n} runs · {model} on {dataset} · {group}")
+        return said.format(when=views.short_time(first.when), n=len(groups[group]), model=first.model,
+                           dataset=first.dataset, group=group)  # fmt: skip
 
-    st.selectbox("Overlay a comparison again", [None, *groups], key="history_group", format_func=label,
+    st.selectbox(_("Overlay a comparison again"), [None, *groups], key="history_group", format_func=label,
                  on_change=overlay_group, args=(groups,))  # fmt: skip
 
 
@@ -197,28 +207,31 @@ def actions_ui(store: Store, picked: list[HistoryRow]) -> None:
         name, mime = "runs.zip", "application/zip"
         data = archive.zip_files({f"run-{i}.json": store.export_json(i) for i in ids})
     csv = views.join_csv([store.export_csv(i) for i in ids])
-    what = "run" if n == 1 else f"{n} runs"
     left, middle, right = st.columns(3)
     # Deferred (a callable): the file is made when clicked, not put in the media store on every rerun, where
     # the next rerun replaced it before a slow browser had fetched it ("Download Button source error - 404").
-    left.download_button(f"Download {what} · JSON", lambda: data, name, mime, key="history_json", on_click="ignore")
-    middle.download_button(
-        f"Download {what} · CSV", lambda: csv, "epochs.csv", "text/csv", key="history_csv", on_click="ignore"
-    )
+    json_label = ngettext("Download run · JSON", "Download {n} runs · JSON", n).format(n=n)
+    left.download_button(json_label, lambda: data, name, mime, key="history_json", on_click="ignore")
+    csv_label = ngettext("Download run · CSV", "Download {n} runs · CSV", n).format(n=n)
+    middle.download_button(csv_label, lambda: csv, "epochs.csv", "text/csv", key="history_csv", on_click="ignore")
     deletable = [p.run_id for p in picked if p.status != "running"]
-    right.button(f"Delete {what}…", key="history_delete", on_click=ask_delete, args=(deletable,),
-                 disabled=not deletable or not access.allowed(), help=access.help_text("Deleting"))  # fmt: skip
+    right.button(ngettext("Delete run…", "Delete {n} runs…", n).format(n=n), key="history_delete", on_click=ask_delete,
+                 args=(deletable,), disabled=not deletable or not access.allowed(),
+                 help=access.help_text(_("Deleting")))  # fmt: skip
     if n > len(deletable):
-        st.caption("A run in progress cannot be deleted; stop it first.")
+        st.caption(_("A run in progress cannot be deleted; stop it first."))
     confirm = [i for i in st.session_state.get("confirm_delete") or [] if i in deletable]
     if confirm:
         st.warning(
-            f"Delete {len(confirm)} run{'' if len(confirm) == 1 else 's'} and their epochs from the history? "
-            "This cannot be undone; every other run is kept."
+            ngettext(
+                "Delete {n} run and their epochs from the history? This cannot be undone; every other run is kept.",
+                "Delete {n} runs and their epochs from the history? This cannot be undone; every other run is kept.",
+                len(confirm),
+            ).format(n=len(confirm))
         )
-        yes, no, _ = st.columns([1, 1, 4])
-        yes.button("Yes, delete", key="history_delete_yes", type="primary", on_click=delete_runs, args=(confirm,))
-        no.button("Cancel", key="history_delete_no", on_click=ask_delete, args=(None,))
+        yes, no, _rest = st.columns([1, 1, 4])
+        yes.button(_("Yes, delete"), key="history_delete_yes", type="primary", on_click=delete_runs, args=(confirm,))
+        no.button(_("Cancel"), key="history_delete_no", on_click=ask_delete, args=(None,))
 
 
 def history_ui() -> None:
@@ -234,21 +247,21 @@ def history_ui() -> None:
         salvage.salvage_ui(store.path, str(err))
         return
     if not rows:
-        st.info("No runs yet. Runs from the Train view appear here as they start; so do imported ones.")
+        st.info(_("No runs yet. Runs from the Train view appear here as they start; so do imported ones."))
         return
     st.dataframe(
-        views.history_frame(rows),
+        views.history_frame(rows).rename(columns=_),  # the table's headings in the page's language
         hide_index=True,
         key="history_table",
         column_config={
-            "Test accuracy": st.column_config.NumberColumn(format="%.1f%%"),
-            "Median epoch (s)": st.column_config.NumberColumn(format="%.3f"),
+            _("Test accuracy"): st.column_config.NumberColumn(format="%.1f%%"),
+            _("Median epoch (s)"): st.column_config.NumberColumn(format="%.3f"),
         },
     )
     groups_ui(rows)
     picked = pick_ui(rows)
     if not picked:
-        st.caption("Pick runs above to overlay their curves, compare their speed, download or delete them.")
+        st.caption(_("Pick runs above to overlay their curves, compare their speed, download or delete them."))
         return
     try:
         compare_ui(store, picked)

@@ -6,30 +6,31 @@ from collections.abc import Sequence
 
 from core.config import TrainConfig, canonical_execution
 from core.engine.executions.base import jit_compile_for
+from core.i18n import N_, _
 
 # Short names for a legend, by execution mode (core.config.EXECUTIONS; old names read through its aliases).
 EXECUTION_LABELS = {
-    "keras-fit": "plain fit",
-    "keras-fit-spe": "fit, steps_per_execution",
-    "multi-step-loop": "multi-step loop",
+    "keras-fit": N_("plain fit"),
+    "keras-fit-spe": N_("fit, steps_per_execution"),
+    "multi-step-loop": N_("multi-step loop"),
 }
 # A compared setting in a label: (TrainConfig field, how its value reads), execution first.
 SETTING_WORDS = {
-    "execution": lambda v: EXECUTION_LABELS.get(canonical_execution(v), str(v)) if v else "?",
+    "execution": lambda v: _(EXECUTION_LABELS.get(canonical_execution(v), str(v))) if v else "?",
     "precision": lambda v: str(v or "float32"),  # a run from before precision was recorded computed in float32
     "xla": lambda v: f"XLA {v or 'auto'}",
     # What xla resolved to (auto is on for the multi-step loop of a dense model on a CPU, off for plain fit):
     # two runs of one device that differ in it say so, whatever their xla setting said.
     "jit_compile": lambda v: "XLA" if v else "",  # said where on; "CPU (plain fit)" vs "CPU (multi-step loop, XLA)"
-    "batch_size": lambda v: f"batch {v}",
-    "learning_rate": lambda v: f"lr {v:g}" if isinstance(v, int | float) else f"lr {v}",
+    "batch_size": lambda v: _("batch {value}").format(value=v),
+    "learning_rate": lambda v: _("lr {value}").format(value=f"{v:g}" if isinstance(v, int | float) else v),
     "optimizer": str,
     "model": str,
     "dataset": str,
-    "epochs": lambda v: f"{v} epochs",
-    "hidden_units": lambda v: f"{v} units",
-    "train_subset": lambda v: f"{v:,} samples" if isinstance(v, int) else "all samples",
-    "seed": lambda v: f"seed {v}",
+    "epochs": lambda v: _("{value} epochs").format(value=v),
+    "hidden_units": lambda v: _("{value} units").format(value=v),
+    "train_subset": lambda v: _("{value:,} samples").format(value=v) if isinstance(v, int) else _("all samples"),
+    "seed": lambda v: _("seed {value}").format(value=v),
 }
 
 

@@ -19,11 +19,13 @@ import streamlit as st
 from PIL import Image
 
 from core.engine import data as datasets
+from core.i18n import N_, _
 from core.results import Learned, RunResult
 
 CLASS_NAMES = {
     "fashion_mnist": (
-        "T-shirt", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+        N_("T-shirt"), N_("Trouser"), N_("Pullover"), N_("Dress"), N_("Coat"), N_("Sandal"), N_("Shirt"),
+        N_("Sneaker"), N_("Bag"), N_("Ankle boot"),
     ),
     "mnist": tuple(str(d) for d in range(10)),
 }  # fmt: skip
@@ -35,7 +37,7 @@ FRAME = 3  # pixels of frame, in the 28x28 image's own pixels before scaling
 def class_name(dataset: str | None, label: int) -> str:
     """'Sneaker' for Fashion-MNIST's 7, '7' for MNIST, 'class 7' for the synthetic set."""
     names = CLASS_NAMES.get(dataset or "")
-    return names[label] if names and 0 <= label < len(names) else f"class {label}"
+    return _(names[label]) if names and 0 <= label < len(names) else _("class {label}").format(label=label)
 
 
 def latest(result: RunResult) -> Learned | None:
@@ -74,11 +76,16 @@ def strip_ui(result: RunResult, learned: Learned) -> None:
     try:
         images = strip_images(dataset, tuple(learned.indices), int(result.config.get("seed") or 0))
     except (OSError, ValueError, KeyError) as err:  # an imported run's dataset may not be on this machine
-        st.caption(f"The test images of {dataset} are not on this machine ({err}); predictions only.")
+        st.caption(
+            _("The test images of {dataset} are not on this machine ({err}); predictions only.").format(
+                dataset=dataset, err=err
+            )
+        )
         images = None
     pairs = list(zip(learned.labels, learned.predictions, strict=True))
     wrong = sum(p != t for t, p in pairs)
-    st.caption(f"Predictions on {len(pairs)} test images: {len(pairs) - wrong} right, {wrong} wrong (red frame, ✗).")
+    said = _("Predictions on {n} test images: {right} right, {wrong} wrong (red frame, ✗).")
+    st.caption(said.format(n=len(pairs), right=len(pairs) - wrong, wrong=wrong))
     captions = [f"{class_name(dataset, p)}" + ("" if p == t else " ✗") for t, p in pairs]
     if images is not None:
         pictures = [data_url(framed(img, p != t)) for img, (t, p) in zip(images, pairs, strict=True)]
@@ -87,7 +94,8 @@ def strip_ui(result: RunResult, learned: Learned) -> None:
 
 def templates_ui(result: RunResult, learned: Learned) -> None:
     dataset = result.config.get("dataset")
-    st.caption(f"The ten weight templates (bright: pixels that vote for the class), ±{learned.template_scale:.2g}:")
+    said = _("The ten weight templates (bright: pixels that vote for the class), ±{scale:.2g}:")
+    st.caption(said.format(scale=learned.template_scale))
     pictures = [data_url(t) for t in templates(learned)]
     st.image(pictures, caption=[class_name(dataset, i) for i in range(10)], width=WIDTH)
 
@@ -97,8 +105,8 @@ def learned_ui(results: Sequence[RunResult], labels: Sequence[str]) -> None:
     shown = [(r, lb, got) for r, lb in zip(results, labels, strict=True) if (got := latest(r)) is not None]
     if not shown:
         return
-    st.markdown("**What the model learned**")
-    for tab, (result, _, got) in zip(st.tabs([lb for _, lb, _ in shown]), shown, strict=True):
+    st.markdown(_("**What the model learned**"))
+    for tab, (result, _label, got) in zip(st.tabs([lb for _r, lb, _g in shown]), shown, strict=True):
         with tab:
             if got.templates:
                 templates_ui(result, got)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from core import progress
 from core.config import TrainConfig
 from core.engine import data as datasets
+from core.i18n import _
 from core.results import RunResult
 from core.runner import JobStatus, Runner
 
@@ -63,12 +64,12 @@ def doing(job: JobStatus, progress_words: bool = True) -> str:
     (nor without progress_words)."""
     config = job.config
     if isinstance(config, TrainConfig):
-        what = f"training {config.model} on {config.device.upper()}"
+        what = _("training {model} on {device}").format(model=config.model, device=config.device.upper())
     else:
         devices = ", ".join(d.upper() for d in getattr(config, "devices", ()))
-        what = f"sweeping {getattr(config, 'model', '?')} on {devices}"
+        what = _("sweeping {model} on {devices}").format(model=getattr(config, "model", "?"), devices=devices)
     if job.state == "running" and progress_words:
-        return f"{what}, {progress.in_progress(job.unit, job.done, job.total)}"
+        return _("{what}, {progress}").format(what=what, progress=progress.in_progress(job.unit, job.done, job.total))
     return what
 
 
@@ -78,13 +79,14 @@ def status_line(
     """'CPU: epoch 3 of 10 · GPU:0: next', or 'Waiting: another session is training ...' while queued behind it."""
     mine = {s.run_id for s in jobs}
     if current is not None and current.run_id not in mine and any(s.state == "queued" for s in jobs):
-        return f"Waiting: another session is {doing(current)}."
+        return _("Waiting: another session is {doing}.").format(doing=doing(current))
     parts = []
     for s, label in zip(jobs, labels, strict=True):
         words = progress.state_words(s.state, s.unit, s.done, s.total)
-        parts.append(f"{label}: {words} (stopping…)" if stopping and s.state == "running" else f"{label}: {words}")
+        said = _("{label}: {words} (stopping…)") if stopping and s.state == "running" else _("{label}: {words}")
+        parts.append(said.format(label=label, words=words))
     if current is not None and current.run_id not in mine:
-        parts.append(f"another session is {doing(current)}; a Run now would wait for it")
+        parts.append(_("another session is {doing}; a Run now would wait for it").format(doing=doing(current)))
     return "  ·  ".join(parts)
 
 
@@ -109,7 +111,8 @@ def download_line(runs: Sequence[JobStatus]) -> tuple[str, float] | None:
         # dataset is not elsewhere either (Debian's Fashion-MNIST is read in place, never copied).
         if got and got[0] < got[1] and (got[0] > 0 or not datasets.availability(name).available):
             label = datasets.REGISTRY[name].label
-            return f"Downloading {label}: {got[0] / 1e6:.1f} of {got[1] / 1e6:.1f} MB", got[0] / got[1]
+            said = _("Downloading {dataset}: {got:.1f} of {total:.1f} MB")
+            return said.format(dataset=label, got=got[0] / 1e6, total=got[1] / 1e6), got[0] / got[1]
     return None
 
 
@@ -117,17 +120,21 @@ def queue_line(jobs: Sequence[JobStatus], mine: set[str], warming: bool = False)
     """The runner's queue in one line: what runs now, then what waits, by position; this page's marked. warming:
     nothing is queued and the workers for the next job are still starting (Run waits for them)."""
     if not jobs and warming:
-        return "Queue — empty: TensorFlow is starting in the workers that will train; Run in a few seconds."
+        return _("Queue — empty: TensorFlow is starting in the workers that will train; Run in a few seconds.")
     if not jobs:
-        return "Queue — empty: runs and sweeps from every open page take turns, one at a time."
+        return _("Queue — empty: runs and sweeps from every open page take turns, one at a time.")
 
     def named(job: JobStatus) -> str:
-        return doing(job) + (" (this page)" if job.run_id in mine else "")
+        return _("{doing} (this page)").format(doing=doing(job)) if job.run_id in mine else doing(job)
 
     running = [j for j in jobs if j.state == "running"]
-    now = [f"now: {named(j)}" for j in running]
-    if len(running) > 1:  # a comparison's runs taking turns (core.runner.turns): what they train once
+    now = [_("now: {doing}").format(doing=named(j)) for j in running]
+    if (
+        len(running) > 1
+    ):  # a comparison's runs taking turns (core.runner.turns): what they train once, not each progress
         what = "; ".join(dict.fromkeys(doing(j, progress_words=False) for j in running))
-        now = [f"now, {len(running)} runs taking turns: {what}" + (" (this page)" if running[0].run_id in mine else "")]
+        now = [_("now, {n} runs taking turns: {what}").format(n=len(running), what=what)]
+        now = [_("{doing} (this page)").format(doing=now[0])] if running[0].run_id in mine else now
     waiting = [f"{j.position}. {named(j)}" for j in jobs if j.state == "queued"]
-    return "Queue — " + "  ·  ".join(now + ([f"waiting: {', '.join(waiting)}"] if waiting else []))
+    waiting_words = [_("waiting: {jobs}").format(jobs=", ".join(waiting))] if waiting else []
+    return _("Queue — {jobs}").format(jobs="  ·  ".join(now + waiting_words))

@@ -16,22 +16,23 @@ import pandas as pd
 import streamlit as st
 
 from core import roofline, why
+from core.i18n import N_, _
 from core.results import RunResult, SweepPoint
 from ui import charts, views
 
-CAVEAT = (
+CAVEAT = N_(
     "Each part is measured before the run or from its own calls: the fixed cost per step and the cost per sample "
     "from the run's step timed at two batch sizes, the layers' products timed alone at the model's shapes, memory "
     "traffic at the measured bandwidth, the epoch's set-up from its first call. What they leave out is shown as "
     "unexplained, not forced to add up."
 )
 PARTS = {
-    "fixed": "fixed cost per step",
-    "compute": "products at these shapes",
-    "memory": "memory at bandwidth",
-    "other": "other per-sample work",
-    "setup": "epoch set-up",
-    "unexplained": "unexplained",
+    "fixed": N_("fixed cost per step"),
+    "compute": N_("products at these shapes"),
+    "memory": N_("memory at bandwidth"),
+    "other": N_("other per-sample work"),
+    "setup": N_("epoch set-up"),
+    "unexplained": N_("unexplained"),
 }
 PART_COLOURS = ("#D55E00", "#0072B2", "#009E73", "#56B4E9", "#CC79A7", "#BBBBBB")
 
@@ -82,13 +83,13 @@ def roofline_chart(
     palette = list(colours) or [charts.PALETTE[i % len(charts.PALETTE)] for i in range(len(order))]
     colour = alt.Color(
         "run:N",
-        title="Run",
+        title=_("Run"),
         sort=order,
         scale=alt.Scale(domain=order, range=palette[: len(order)] or [charts.INK]),
         legend=alt.Legend(orient="bottom", columns=1, title=None, labelLimit=0),
     )
-    x = alt.X("intensity:Q", title="FLOP per byte", scale=alt.Scale(type="log", domain=[low, high], nice=False))
-    y = alt.Y("gflops:Q", title="GFLOP/s", scale=alt.Scale(type="log"))
+    x = alt.X("intensity:Q", title=_("FLOP per byte"), scale=alt.Scale(type="log", domain=[low, high], nice=False))
+    y = alt.Y("gflops:Q", title=_("GFLOP/s"), scale=alt.Scale(type="log"))
     devices = list(dict.fromkeys(lines["device"]))
     dash = alt.StrokeDash(
         "device:N", scale=alt.Scale(domain=devices or ["-"], range=[[1, 0], [8, 4], [2, 3]][: max(1, len(devices))]),
@@ -97,7 +98,7 @@ def roofline_chart(
     roof = (
         alt.Chart(lines)
         .mark_line(strokeWidth=3, color="#888888")
-        .encode(x=x, y=y, strokeDash=dash, detail="device:N", tooltip=[alt.Tooltip("device:N", title="Roof of")])
+        .encode(x=x, y=y, strokeDash=dash, detail="device:N", tooltip=[alt.Tooltip("device:N", title=_("Roof of"))])
     )
     dot = (
         alt.Chart(dots)
@@ -107,24 +108,24 @@ def roofline_chart(
             y=y,
             color=colour,
             tooltip=[
-                alt.Tooltip("run:N", title="Run"),
-                alt.Tooltip("model:N", title="Model"),
-                alt.Tooltip("batch_size:Q", title="Batch"),
-                alt.Tooltip("device:N", title="Device"),
-                alt.Tooltip("samples_per_second:Q", title="Samples/s", format=",.0f"),
-                alt.Tooltip("intensity:Q", title="FLOP per byte", format=".2f"),
-                alt.Tooltip("gflops:Q", title="GFLOP/s", format=",.2f"),
+                alt.Tooltip("run:N", title=_("Run")),
+                alt.Tooltip("model:N", title=_("Model")),
+                alt.Tooltip("batch_size:Q", title=_("Batch")),
+                alt.Tooltip("device:N", title=_("Device")),
+                alt.Tooltip("samples_per_second:Q", title=_("Samples/s"), format=",.0f"),
+                alt.Tooltip("intensity:Q", title=_("FLOP per byte"), format=".2f"),
+                alt.Tooltip("gflops:Q", title=_("GFLOP/s"), format=",.2f"),
             ],
         )
     )
     # The dots' layer first: its data is the runs', as a reader of the chart's first layer expects.
-    return charts._style(alt.layer(dot, roof), "Roofline", "grey lines = each device's roofs, dots = the runs")
+    return charts._style(alt.layer(dot, roof), _("Roofline"), _("grey lines = each device's roofs, dots = the runs"))
 
 
 def breakdown_frame(splits: Sequence[why.Split], runs: Sequence[str]) -> pd.DataFrame:
     """One row per run and part (seconds); a part not measured is left out, the unexplained only where positive."""
     rows = [
-        {"run": run, "part": PARTS[name], "order": i, "seconds": value, "epoch_seconds": b.epoch}
+        {"run": run, "part": _(PARTS[name]), "order": i, "seconds": value, "epoch_seconds": b.epoch}
         for b, run in zip(splits, runs, strict=True)
         for i, (name, value) in enumerate({**b.parts(), "unexplained": b.unexplained}.items())
         if value > 0
@@ -138,15 +139,15 @@ def breakdown_chart(splits: Sequence[why.Split], runs: Sequence[str]):
     colour = alt.Color(
         "part:N",
         title=None,
-        sort=list(PARTS.values()),
-        scale=alt.Scale(domain=list(PARTS.values()), range=list(PART_COLOURS)),
+        sort=[_(p) for p in PARTS.values()],
+        scale=alt.Scale(domain=[_(p) for p in PARTS.values()], range=list(PART_COLOURS)),
         legend=alt.Legend(orient="bottom", columns=1, labelLimit=0),  # one a row: a half-width chart cut two columns
     )
     bars = (
         alt.Chart(frame)
         .mark_bar()
         .encode(
-            x=alt.X("sum(seconds):Q", title="Seconds of a steady epoch", stack="zero"),
+            x=alt.X("sum(seconds):Q", title=_("Seconds of a steady epoch"), stack="zero"),
             # A run's label on two lines, device then what differs: "CPU" / "(multi-step loop, XLA)", never cut.
             y=alt.Y(
                 "run:N",
@@ -157,14 +158,14 @@ def breakdown_chart(splits: Sequence[why.Split], runs: Sequence[str]):
             color=colour,
             order=alt.Order("order:Q"),
             tooltip=[
-                alt.Tooltip("run:N", title="Run"),
-                alt.Tooltip("part:N", title="Part"),
-                alt.Tooltip("seconds:Q", title="Seconds", format=".4f"),
-                alt.Tooltip("epoch_seconds:Q", title="Epoch (s)", format=".3f"),
+                alt.Tooltip("run:N", title=_("Run")),
+                alt.Tooltip("part:N", title=_("Part")),
+                alt.Tooltip("seconds:Q", title=_("Seconds"), format=".4f"),
+                alt.Tooltip("epoch_seconds:Q", title=_("Epoch (s)"), format=".3f"),
             ],
         )
     )
-    return charts._style(bars, "Where an epoch goes", "mean steady epoch, in measured parts")
+    return charts._style(bars, _("Where an epoch goes"), _("mean steady epoch, in measured parts"))
 
 
 def runs_ui(results: Sequence[RunResult], labels: Sequence[str]) -> None:
@@ -184,18 +185,21 @@ def runs_ui(results: Sequence[RunResult], labels: Sequence[str]) -> None:
         left.altair_chart(roofline_chart(list(roofs.values()), points, names, [colours[n] for n in names]),
                           width="stretch")  # fmt: skip
     if splits:
-        right.altair_chart(breakdown_chart([s for s, _, _ in splits], [lb for _, _, lb in splits]), width="stretch")
+        right.altair_chart(
+            breakdown_chart([s for s, _r, _lb in splits], [lb for _s, _r, lb in splits]), width="stretch"
+        )
     for r, label in zip(results, labels, strict=True):
         if r.steady_epochs() and not why.run_split(r):
-            st.caption(views.plain(f"{label}: where its epoch goes needs the step profile a run records before its "
-                                   "first epoch; this run has none (an older file)."))  # fmt: skip
+            said = _("{label}: where its epoch goes needs the step profile a run records before its first epoch; this "
+                     "run has none (an older file).")  # fmt: skip
+            st.caption(views.plain(said.format(label=label)))
     for s, r, label in splits:
         st.markdown(f"- **{views.plain(label)}**: {views.plain(why.bound_sentence(s))} {views.plain(why.advice(s))}")
         if unmeasured := _unmeasured(r.device):
-            st.caption(views.plain(f"{label}: {unmeasured} not measured."))
+            st.caption(views.plain(_("{label}: {unmeasured} not measured.").format(label=label, unmeasured=unmeasured)))
         if note := limits_note(r.device):
-            st.caption(views.plain(f"{label}: {note}"))
-    st.caption(CAVEAT)
+            st.caption(views.plain(_("{label}: {words}").format(label=label, words=note)))
+    st.caption(_(CAVEAT))
 
 
 def sweep_ui(points: Sequence[SweepPoint], model: dict, devices: dict) -> None:
@@ -204,10 +208,10 @@ def sweep_ui(points: Sequence[SweepPoint], model: dict, devices: dict) -> None:
     if not plotted:
         return
     roofs = [roofline.roof(d.upper(), devices.get(d, {})) for d in dict.fromkeys(p.device for p in points)]
-    chart = roofline_chart(roofs, plotted, [f"{p.device} at batch {p.batch_size}" for p in plotted])
-    st.altair_chart(chart, width="stretch")
-    st.caption("Each point is one device at one batch size, at its measured samples/s; the roofs are each device's "
-               "measured matrix-multiply peak and memory bandwidth.")  # fmt: skip
+    names = [_("{device} at batch {batch}").format(device=p.device, batch=p.batch_size) for p in plotted]
+    st.altair_chart(roofline_chart(roofs, plotted, names), width="stretch")
+    st.caption(_("Each point is one device at one batch size, at its measured samples/s; the roofs are each device's "
+                 "measured matrix-multiply peak and memory bandwidth."))  # fmt: skip
 
 
 def limits_text(info: dict) -> str:
@@ -215,12 +219,14 @@ def limits_text(info: dict) -> str:
     peak, bandwidth, fixed = (
         roofline.measured(info.get(k)) for k in ("peak_gflops", "bandwidth_gbs", "step_fixed_seconds")
     )
-    source = {"server": " (this server's)", "process": " (its process's)"}.get(info.get("peak_source") or "", "")
+    source = {"server": _(" (this server's)"), "process": _(" (its process's)")}.get(info.get("peak_source") or "", "")
     return " · ".join(
         [
-            f"peak {peak:,.0f} GFLOP/s{source}" if peak else "peak not measured",
-            f"bandwidth {bandwidth:,.1f} GB/s" if bandwidth else "bandwidth not measured",
-            f"fixed cost per step {fixed * 1e6:,.0f} µs" if fixed else "fixed cost per step not measured",
+            _("peak {peak:,.0f} GFLOP/s{source}").format(peak=peak, source=source) if peak else _("peak not measured"),
+            _("bandwidth {bw:,.1f} GB/s").format(bw=bandwidth) if bandwidth else _("bandwidth not measured"),
+            _("fixed cost per step {us:,.0f} µs").format(us=fixed * 1e6)
+            if fixed
+            else _("fixed cost per step not measured"),
         ]
     )
 
@@ -230,8 +236,12 @@ def _device(result: RunResult) -> str:
 
 
 def _unmeasured(info: dict) -> str:
-    names = {"peak_gflops": "Peak", "bandwidth_gbs": "bandwidth", "compute_sample_seconds": "the products' rate"}
-    return " and ".join(words for key, words in names.items() if roofline.measured(info.get(key)) is None)
+    names = {
+        "peak_gflops": _("Peak"),
+        "bandwidth_gbs": _("bandwidth"),
+        "compute_sample_seconds": _("the products' rate"),
+    }
+    return _(" and ").join(words for key, words in names.items() if roofline.measured(info.get(key)) is None)
 
 
 # A run's own quick measurement of the peak that departs from the shared figure by more than this is said.
@@ -243,13 +253,16 @@ def limits_note(info: dict) -> str | None:
     shared, own = roofline.measured(info.get("peak_gflops")), roofline.measured(info.get("own_peak_gflops"))
     if not shared or not own or abs(own / shared - 1) <= DEPARTS:
         return None
-    way = "below" if own < shared else "above"
-    return (
-        f"its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {abs(own / shared - 1):.0%} {way} "
-        f"the {shared:,.0f} GFLOP/s this {info.get('peak_source') or 'process'} measured and every run here uses: "
-        "the machine was busier (or quieter) then."
-    )
+    if own < shared:
+        said = _("its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {off:.0%} below the "
+                 "{shared:,.0f} GFLOP/s this {source} measured and every run here uses: the machine was busier (or "
+                 "quieter) then.")  # fmt: skip
+    else:
+        said = _("its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {off:.0%} above the "
+                 "{shared:,.0f} GFLOP/s this {source} measured and every run here uses: the machine was busier (or "
+                 "quieter) then.")  # fmt: skip
+    return said.format(own=own, off=abs(own / shared - 1), shared=shared, source=info.get("peak_source") or "process")
 
 
 def _unzip(pairs) -> tuple[list, list]:
-    return [p for p, _ in pairs], [lb for _, lb in pairs]
+    return [p for p, _lb in pairs], [lb for _p, lb in pairs]

@@ -15,6 +15,7 @@ import streamlit as st
 from core.history.paths import DAMAGED_WORDS as DAMAGED  # SQLite's words for a damaged file
 from core.history.salvage import salvage as salvage_into
 from core.history.store import StoreError
+from core.i18n import _
 from ui import access
 
 NOTE = "salvage_note"  # session_state: (level, sentence) of the last salvage
@@ -33,7 +34,7 @@ def target(path: Path) -> Path:
 def salvage(path: str) -> None:
     """Button callback: salvage `path` into target(path); the sentence (counts, or why not) is shown next."""
     if not access.allowed():  # checked here too: a disabled button is only the browser's word
-        st.session_state[NOTE] = ("error", access.DENIED)
+        st.session_state[NOTE] = ("error", _(access.DENIED))
         return
     new = target(Path(path))
     try:
@@ -41,7 +42,8 @@ def salvage(path: str) -> None:
     except (StoreError, OSError) as err:
         st.session_state[NOTE] = ("error", str(err))
         return
-    st.session_state[NOTE] = ("success", f"{sentence} To use it, restart the dashboard with TFDASH_DB={new}.")
+    said = _("To use it, restart the dashboard with TFDASH_DB={path}.").format(path=new)
+    st.session_state[NOTE] = ("success", f"{sentence} {said}")
 
 
 def salvage_ui(path: str | Path, error: str) -> None:
@@ -51,11 +53,12 @@ def salvage_ui(path: str | Path, error: str) -> None:
     if not is_damaged(error):
         return
     st.button(
-        "Salvage: copy every readable run into a new file",
+        _("Salvage: copy every readable run into a new file"),
         key="salvage",
         on_click=salvage,
         args=(str(path),),
         disabled=not access.allowed(),
-        help=access.help_text("Salvaging the history"),
+        help=access.help_text(_("Salvaging the history")),
     )
-    st.caption(f"The damaged {Path(path).name} stays as it is; the copy goes beside it, in {Path(path).parent}.")
+    said = _("The damaged {name} stays as it is; the copy goes beside it, in {folder}.")
+    st.caption(said.format(name=Path(path).name, folder=Path(path).parent))

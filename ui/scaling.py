@@ -15,17 +15,18 @@ from core.crossover import crossover_sentence
 from core.engine import models
 from core.history.rows import result_csv
 from core.history.store import Store, StoreError
+from core.i18n import N_, _
 from core.results import SweepPoint, SweepResult, points_frame
 from core.runner import JobStatus
 from ui import charts, kept, layout, live, roofline, views, watcher
 from ui.resources import get_store, hardware
 
 KIND = "sweep"
-PROMPT = "Pick devices and batch sizes, then press **Run sweep**."
+PROMPT = N_("Pick devices and batch sizes, then press **Run sweep**.")
 SWEEP_BATCHES = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 DEFAULTS = {"sw_model": "softmax", "sw_hidden": 128, "sw_batches": list(DEFAULT_BATCH_SIZES), "sw_repeats": 3,
             "sw_steps": 0, "sweep_pick": None}  # fmt: skip
-WHY_IDLE = """
+WHY_IDLE = N_("""
 **Why a tiny model leaves a GPU idle.** Every training step launches a handful of kernels (a matrix
 multiply, the softmax, the gradients, the update) and waits for Python and TensorFlow to hand them
 over. A launch costs microseconds however little work it carries. Softmax regression at batch 16 is
@@ -41,7 +42,7 @@ steps in one `tf.function` call, as a loop inside the graph, so the Python call,
 and the device sync happen once per call instead of once per step. Plain `model.fit` pays them on
 every step; Keras' own `steps_per_execution` pays them once per that many steps. On a tiny model
 that overhead is most of the time.
-"""
+""")
 
 
 def device_key(device: str) -> str:
@@ -80,23 +81,26 @@ def settings_ui(hw: hardware_check.Hardware) -> None:
     kept.restore(keys)
     offered = ss.setdefault("sw_offered", set())
     model, width, repeats, steps = st.columns(4)
-    model.selectbox("Model", list(models.REGISTRY), key="sw_model", format_func=lambda n: models.REGISTRY[n].label)
+    model.selectbox(
+        _("Model"), list(models.REGISTRY), key="sw_model", format_func=lambda n: _(models.REGISTRY[n].label)
+    )
     width.number_input(
-        "MLP hidden units (model width)", None, None, step=64, key="sw_hidden", disabled=ss.sw_model != "mlp",
-        help=f"1 to {MAX_HIDDEN:,}. Only the MLP has a hidden layer to widen; a wider layer is more arithmetic per sample.",
+        _("MLP hidden units (model width)"), None, None, step=64, key="sw_hidden", disabled=ss.sw_model != "mlp",
+        help=_("1 to {high:,}. Only the MLP has a hidden layer to widen; a wider layer is more arithmetic per sample.").format(high=MAX_HIDDEN),
     )  # fmt: skip
     repeats.number_input(
-        "Repeats per point", None, None, step=1, key="sw_repeats", help=f"1 to {MAX_REPEATS}; the spread is over these."
-    )
+        _("Repeats per point"), None, None, step=1, key="sw_repeats",
+        help=_("1 to {high}; the spread is over these.").format(high=MAX_REPEATS),
+    )  # fmt: skip
     steps.number_input(
-        "Timed steps per repeat (0 = auto)",
+        _("Timed steps per repeat (0 = auto)"),
         None,
         None,
         step=10,
         key="sw_steps",
-        help=f"0 to {MAX_STEPS:,}. Auto: about 0.5 s of work.",
+        help=_("0 to {high:,}. Auto: about 0.5 s of work.").format(high=MAX_STEPS),
     )
-    st.multiselect("Batch sizes", SWEEP_BATCHES, key="sw_batches")
+    st.multiselect(_("Batch sizes"), SWEEP_BATCHES, key="sw_batches")
     columns = st.columns(4)
     for col, (device, mode) in zip(columns * 4, devices.items(), strict=False):
         key, reason = device_key(device), device_modes.unavailable(mode, hw)
@@ -108,7 +112,7 @@ def settings_ui(hw: hardware_check.Hardware) -> None:
             offered.add(device)
         col.checkbox(mode.label, key=key, disabled=bool(reason))
         if reason:
-            col.caption(f"unavailable: {reason}")
+            col.caption(_("unavailable: {reason}").format(reason=reason))
     kept.remember(k for k in keys if k != "sweep_pick")
 
 
@@ -131,7 +135,7 @@ def running_ui(sweep: tuple[JobStatus, ...]) -> None:
         return
     job = sweep[0]
     if not job.items:
-        st.info("The chart appears when the first point is measured (each starts with tracing and a warm-up).")
+        st.info(_("The chart appears when the first point is measured (each starts with tracing and a warm-up)."))
         return
     result = job.result if isinstance(job.result, SweepResult) else None
     result_ui(list(job.items), result.model if result else {}, result.devices if result else {})
@@ -148,25 +152,26 @@ def result_ui(points: list[SweepPoint], model: dict, devices: dict) -> None:
         st.caption(views.plain(crossover))
     for p in points:
         if p.error:
-            st.warning(views.plain(f"{p.label} at batch {p.batch_size}: {p.error}"))
+            said = _("{device} at batch {batch}: {problem}").format(device=p.label, batch=p.batch_size, problem=p.error)
+            st.warning(views.plain(said))
     number = st.column_config.NumberColumn
     st.dataframe(
-        views.sweep_table(points),
+        views.sweep_table(points).rename(columns=_),  # the headings in the page's language
         hide_index=True,
         column_config={
-            "Samples/s": number(format="localized", help="Median over the repeats."),
-            "Min": number(format="localized", help="The slowest repeat, samples/s."),
-            "Max": number(format="localized", help="The fastest repeat, samples/s."),
-            "ms per step": number(format="%.3f"),
-            "GFLOP/s": number(format="%.2f", help="Achieved training GFLOP/s."),
-            "Share of peak": number(format="percent", help="Achieved GFLOP/s ÷ the device's peak from a large matrix multiply."),
+            _("Samples/s"): number(format="localized", help=_("Median over the repeats.")),
+            _("Min"): number(format="localized", help=_("The slowest repeat, samples/s.")),
+            _("Max"): number(format="localized", help=_("The fastest repeat, samples/s.")),
+            _("ms per step"): number(format="%.3f"),
+            "GFLOP/s": number(format="%.2f", help=_("Achieved training GFLOP/s.")),
+            _("Share of peak"): number(format="percent", help=_("Achieved GFLOP/s ÷ the device's peak from a large matrix multiply.")),
         },
     )  # fmt: skip
     for sentence in views.idle_sentences(points, model.get("train_flops_per_sample"), devices):
         st.markdown(f"- {views.plain(sentence)}")
     roofline.sweep_ui(points, model, devices)  # each point on its device's roofline
-    with st.expander("Why a small model leaves a GPU idle, and why fusing steps helps"):
-        st.markdown(WHY_IDLE)
+    with st.expander(_("Why a small model leaves a GPU idle, and why fusing steps helps")):
+        st.markdown(_(WHY_IDLE))
 
 
 def stored_ui(store: Store, sweep: tuple[JobStatus, ...]) -> None:
@@ -181,16 +186,16 @@ def stored_ui(store: Store, sweep: tuple[JobStatus, ...]) -> None:
     unstored = {own.run_id: own} if own is not None and own.run_id not in rows else {}
     options = [*unstored, *rows]
     if not options:
-        st.info("No finished sweeps yet. Run one above, or import a sweep file in the History view.")
+        st.info(_("No finished sweeps yet. Run one above, or import a sweep file in the History view."))
         return
     if ss.get("sweep_pick") not in options:
         ss.sweep_pick = options[0]
-    st.subheader("Finished sweeps")
+    st.subheader(_("Finished sweeps"))
     picked = st.selectbox(
-        "Sweep",
+        _("Sweep"),
         options,
         key="sweep_pick",
-        format_func=lambda i: views.sweep_pick_label(rows[i]) if i in rows else "this page's last sweep",
+        format_func=lambda i: views.sweep_pick_label(rows[i]) if i in rows else _("this page's last sweep"),
     )
     kept.remember(["sweep_pick"])
     try:
@@ -203,12 +208,12 @@ def stored_ui(store: Store, sweep: tuple[JobStatus, ...]) -> None:
     if result.error:
         st.error(views.plain(result.error))
     result_ui(result.points, result.model, result.devices)
-    left, right, _ = st.columns([1, 1, 2])
+    left, right, _rest = st.columns([1, 1, 2])
     name = f"sweep-{picked}"
     # Deferred (callables): made when clicked, so no media file a rerun can replace before the browser fetched it.
-    left.download_button("Download sweep · JSON", result.to_json, f"{name}.json", "application/json",
+    left.download_button(_("Download sweep · JSON"), result.to_json, f"{name}.json", "application/json",
                          key="sweep_json", on_click="ignore")  # fmt: skip
-    right.download_button("Download sweep · CSV", partial(result_csv, result), f"{name}.csv", "text/csv",
+    right.download_button(_("Download sweep · CSV"), partial(result_csv, result), f"{name}.csv", "text/csv",
                           key="sweep_csv", on_click="ignore")  # fmt: skip
 
 
@@ -216,14 +221,16 @@ def main() -> None:
     layout.style()
     hw = hardware()
     st.markdown(
-        "Throughput (training samples per second, after a warm-up) for each device and batch size, on synthetic "
-        "data already on the device, so the input pipeline is not what is measured."
+        _(
+            "Throughput (training samples per second, after a warm-up) for each device and batch size, on synthetic "
+            "data already on the device, so the input pipeline is not what is measured."
+        )
     )
     settings_ui(hw)
     snap = watcher.jobs_now([KIND])
     ready = problem_ui(hw) is None
-    status_col = watcher.controls_ui(KIND, snap, "Run sweep", ("sw_run", "sw_stop"), start_sweep, ready)
-    watcher.live_ui(snap, partial(watcher.status_view, KIND, lambda jobs: ["Sweep"], PROMPT, status_col))
+    status_col = watcher.controls_ui(KIND, snap, _("Run sweep"), ("sw_run", "sw_stop"), start_sweep, ready)
+    watcher.live_ui(snap, partial(watcher.status_view, KIND, lambda jobs: [_("Sweep")], _(PROMPT), status_col))
     running_ui(snap.shown[KIND])
     stored_ui(get_store(), snap.shown[KIND])
 

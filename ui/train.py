@@ -14,6 +14,7 @@ from core import device_kinds, device_modes, hardware_check, snippet
 from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
+from core.i18n import N_, _
 from core.runner import JobStatus
 from ui import (
     charts,
@@ -33,7 +34,7 @@ from ui.labels import series_labels
 from ui.resources import hardware
 
 KIND = "train"
-PROMPT = "Pick a preset or settings in the sidebar, then press **Run**."
+PROMPT = N_("Pick a preset or settings in the sidebar, then press **Run**.")
 
 
 def labels(runs) -> list[str]:
@@ -59,7 +60,8 @@ def plan_ui(mode: device_modes.Mode, hw: hardware_check.Hardware) -> list[TrainC
         return None
     # Along the device axis the values name the devices; the Device choice's own device does not run.
     if st.session_state.get("axis") != "device" and (problem := device_modes.unavailable(mode, hw)):
-        st.warning(f"{mode.label} cannot run here: {problem}. {GPU_ADVICE}")
+        st.warning(_("{mode} cannot run here: {problem}. {advice}").format(mode=mode.label, problem=problem,
+                                                                          advice=_(GPU_ADVICE)))  # fmt: skip
         return None
     try:
         configs = device_modes.plan(train_settings.values(), mode.key, hw, compare_settings.comparison())
@@ -68,13 +70,19 @@ def plan_ui(mode: device_modes.Mode, hw: hardware_check.Hardware) -> list[TrainC
         return None
     for device, precision in dict.fromkeys((c.device, c.precision) for c in configs):
         if note := device_kinds.slow_note(device, precision, hw.host):
-            st.caption(f"{precision} on {device.upper()}: {note}.")
+            st.caption(
+                _("{precision} on {device}: {note}.").format(precision=precision, device=device.upper(), note=note)
+            )
     name = configs[0].dataset
     if not datasets.availability(name).available:
-        ready = ", ".join(datasets.REGISTRY[n].label for n in datasets.REGISTRY if datasets.availability(n).available)
+        ready = ", ".join(
+            _(datasets.REGISTRY[n].label) for n in datasets.REGISTRY if datasets.availability(n).available
+        )
         st.info(
-            f"{datasets.REGISTRY[name].label} is not on this machine yet ({datasets.availability(name).reason}). "
-            f"Run will try to download it and show its progress; available offline: {ready}."
+            _(
+                "{dataset} is not on this machine yet ({reason}). Run will try to download it and show its progress; "
+                "available offline: {ready}."
+            ).format(dataset=_(datasets.REGISTRY[name].label), reason=datasets.availability(name).reason, ready=ready)
         )
     return configs
 
@@ -90,9 +98,9 @@ def results_ui(runs: tuple[JobStatus, ...], hw: hardware_check.Hardware, watched
     names = labels(runs)
     for s, label in zip(runs, names, strict=True):
         if s.state == "failed":
-            st.error(views.plain(f"{label}: {s.error or 'the run failed.'}"))
+            st.error(views.plain(_("{label}: {words}").format(label=label, words=s.error or _("the run failed."))))
         if s.note:  # the history refused a write (locked, full): the run goes on, and says what is not stored
-            st.warning(views.plain(f"{label}: {s.note}"))
+            st.warning(views.plain(_("{label}: {words}").format(label=label, words=s.note)))
     key, shown = drawn.frame(runs)  # every page watching draws the same frame, drawn once (ui/drawn.py)
     results = [live.snapshot(s) for s in shown]
     comparison.compare_ui(results, names, by_value=True, in_progress=[s.in_progress for s in shown], key=key)
@@ -104,12 +112,15 @@ def results_ui(runs: tuple[JobStatus, ...], hw: hardware_check.Hardware, watched
 def compare_hint(hw: hardware_check.Hardware) -> str:
     """Where to go for a comparison: the device modes this machine can run, and, without a GPU, History's import."""
     ready = [m.label for m in device_modes.modes(hw) if len(m.runs) > 1 and not device_modes.unavailable(m, hw)]
-    pick = f"To compare, pick {' or '.join(f'“{r}”' for r in ready)} under Device" if ready else "To compare"
+    pick = _(" or ").join(f"“{r}”" for r in ready)
     if hw.gpus:
-        return f"{pick}."
+        return _("To compare, pick {modes} under Device.").format(modes=pick) if ready else _("To compare.")
+    server = _(
+        "No GPU here: train on a GPU server with `python -m core train --device gpu --json run.json` and import that "
+        "file in the History view, to overlay it on a run of this machine."
+    )
     return (
-        f"{pick}. No GPU here: train on a GPU server with `python -m core train --device gpu --json run.json` "
-        "and import that file in the History view, to overlay it on a run of this machine."
+        (_("To compare, pick {modes} under Device.").format(modes=pick) if ready else _("To compare.")) + " " + server
     )
 
 
@@ -126,25 +137,29 @@ def downloads_ui(runs: tuple[JobStatus, ...]) -> None:
         col.download_button(f"{label} · JSON", result.to_json, name, "application/json", on_click="ignore",
                             width="stretch")  # fmt: skip
     table = charts.epochs_frame([r.to_frame() for r, _ in finished], [lb for _, lb in finished])
-    cols[len(finished)].download_button("All epochs · CSV", partial(table.to_csv, index=False), "epochs.csv",
+    cols[len(finished)].download_button(_("All epochs · CSV"), partial(table.to_csv, index=False), "epochs.csv",
                                         "text/csv", on_click="ignore", width="stretch")  # fmt: skip
 
 
 def code_ui(configs: list[TrainConfig] | None, runs: tuple[JobStatus, ...]) -> None:
     """The command and one plain-Keras script per run, with a finished run's own steps_per_execution."""
-    with st.expander("Show code: reproduce these settings"):
+    with st.expander(_("Show code: reproduce these settings")):
         if not configs:
-            st.write("Fix the settings first; the code follows them.")
+            st.write(_("Fix the settings first; the code follows them."))
             return
         names = series_labels(configs)
         recorded = {s.config: s.result.device.get("steps_per_execution") for s in runs if s.result}
-        st.markdown(f"**Command line**, from the repository root (`{snippet.python_command()}` is the venv's python):")
+        st.markdown(
+            _("**Command line**, from the repository root (`{python}` is the venv's python):").format(
+                python=snippet.python_command()
+            )
+        )
         st.code(
             "\n".join(snippet.cli_command(c, f"{slug(lb)}.json") for c, lb in zip(configs, names, strict=True)),
             language="bash",
             wrap_lines=True,
         )
-        st.markdown("**Plain TensorFlow / Keras**, one script per run: the same data, model, batches and device:")
+        st.markdown(_("**Plain TensorFlow / Keras**, one script per run: the same data, model, batches and device:"))
         for tab, config in zip(st.tabs(names), configs, strict=True):
             tab.code(snippet.keras_code(config, recorded.get(config)), language="python", wrap_lines=True)
 
@@ -168,8 +183,8 @@ def main() -> None:
         compared.sentence_ui(about, hw)
     if st.session_state.get("start_error"):
         st.error(st.session_state.pop("start_error"))  # shown once: the next click decides afresh
-    status_col = watcher.controls_ui(KIND, snap, "Run", ("run", "stop"), start_runs, bool(configs))
-    watcher.live_ui(snap, partial(watcher.status_view, KIND, labels, PROMPT, status_col))
+    status_col = watcher.controls_ui(KIND, snap, _("Run"), ("run", "stop"), start_runs, bool(configs))
+    watcher.live_ui(snap, partial(watcher.status_view, KIND, labels, _(PROMPT), status_col))
     results_ui(shown, hw, watched=watch is not None and not watch.started_here)
     downloads_ui(snap.shown[KIND])
     code_ui(configs, snap.shown[KIND])

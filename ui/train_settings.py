@@ -25,17 +25,19 @@ from core.config import (
 from core.engine import data as datasets
 from core.engine import models
 from core.engine.devices import GPU_ADVICE
-from ui import compare_settings, kept, links
+from core.i18n import N_, _
+from ui import compare_settings, compared, kept, links
 from ui.resources import hardware
 
 # The widget shows "the whole set" as 0; TrainConfig says None.
 WIDGET_PRESETS = {name: {**p, "train_subset": p["train_subset"] or 0} for name, p in PRESETS.items()}
 DEFAULTS = {**WIDGET_PRESETS["The tutorial"], "mode": "cpu"}
-OPTIMIZER_LABELS = {"sgd": "SGD (plain gradient descent)", "adam": "Adam"}
+PRESET_NAMES = (N_("The tutorial"), N_("Quick demo"))  # core.config.PRESETS' names, in the catalogs (the buttons)
+OPTIMIZER_LABELS = {"sgd": N_("SGD (plain gradient descent)"), "adam": "Adam"}
 EXECUTION_LABELS = {
-    "multi-step-loop": "Multi-step loop: many steps per tf.function call",
-    "keras-fit": "Plain model.fit",
-    "keras-fit-spe": "model.fit with steps_per_execution",
+    "multi-step-loop": N_("Multi-step loop: many steps per tf.function call"),
+    "keras-fit": N_("Plain model.fit"),
+    "keras-fit-spe": N_("model.fit with steps_per_execution"),
 }
 
 
@@ -83,42 +85,42 @@ def settings_ui(hw: hardware_check.Hardware) -> device_modes.Mode:
     kept.restore(DEFAULTS)
     _preset_answered(hw)
     sb = st.sidebar
-    sb.header("Settings")
+    sb.header(_("Settings"))
     left, right = sb.columns(2)
     for col, name in zip((left, right), PRESETS, strict=True):
-        col.button(name, key=f"preset_{name}", on_click=apply_preset, args=(name,), width="stretch")
+        col.button(_(name), key=f"preset_{name}", on_click=apply_preset, args=(name,), width="stretch")
 
     avail = {name: datasets.availability(name) for name in datasets.REGISTRY}
     sb.radio(
-        "Dataset",
+        _("Dataset"),
         list(datasets.REGISTRY),
         key="dataset",
         persist_state=KEEP,
-        format_func=lambda n: datasets.REGISTRY[n].label,
+        format_func=lambda n: _(datasets.REGISTRY[n].label),
         captions=[a.reason for a in avail.values()],
     )
-    sb.selectbox("Model", list(models.REGISTRY), key="model", format_func=lambda n: models.REGISTRY[n].label,
+    sb.selectbox(_("Model"), list(models.REGISTRY), key="model", format_func=lambda n: _(models.REGISTRY[n].label),
                  persist_state=KEEP)  # fmt: skip
-    sb.caption(models.REGISTRY[st.session_state.model].description)
+    sb.caption(_(models.REGISTRY[st.session_state.model].description))
     mode = mode_ui(hw)
     compare_settings.axis_ui(hw)
-    number_ui(sb, "Epochs", "epochs", 1, MAX_EPOCHS, step=1)
-    number_ui(sb, "Batch size", "batch_size", 1, MAX_BATCH, step=10)
-    number_ui(sb, "Learning rate", "learning_rate", 0.0001, MAX_LEARNING_RATE, step=0.001, format="%.4f")
-    sb.selectbox("Optimizer", list(OPTIMIZER_LABELS), key="optimizer", format_func=OPTIMIZER_LABELS.get,
+    number_ui(sb, _("Epochs"), "epochs", 1, MAX_EPOCHS, step=1)
+    number_ui(sb, _("Batch size"), "batch_size", 1, MAX_BATCH, step=10)
+    number_ui(sb, _("Learning rate"), "learning_rate", 0.0001, MAX_LEARNING_RATE, step=0.001, format="%.4f")
+    sb.selectbox(_("Optimizer"), list(OPTIMIZER_LABELS), key="optimizer", format_func=lambda k: _(OPTIMIZER_LABELS[k]),
                  persist_state=KEEP)  # fmt: skip
-    with sb.expander("Advanced"):
-        number_ui(st, "Seed", "seed", 0, MAX_SEED, step=1)
+    with sb.expander(_("Advanced")):
+        number_ui(st, _("Seed"), "seed", 0, MAX_SEED, step=1)
         fixed = all("execution" in run for run in mode.runs)
-        st.radio("Execution", EXECUTIONS, key="execution", format_func=EXECUTION_LABELS.get, disabled=fixed,
-                 persist_state=KEEP)  # fmt: skip
+        st.radio(_("Execution"), EXECUTIONS, key="execution", format_func=lambda k: _(EXECUTION_LABELS[k]),
+                 disabled=fixed, persist_state=KEEP)  # fmt: skip
         if fixed:
-            st.caption("This device mode sets each run's execution, side by side.")
-        number_ui(st, "Training samples (0 = the whole set)", "train_subset", 0, MAX_SYNTHETIC, step=1000)
-        number_ui(st, "Hidden units (MLP)", "hidden_units", 1, MAX_HIDDEN, step=16)
-        st.radio("Precision (Keras dtype policy)", PRECISIONS, key="precision", horizontal=True, persist_state=KEEP)
-        st.radio("XLA (jit_compile)", XLA_CHOICES, key="xla", horizontal=True, persist_state=KEEP,
-                 help="auto: on for a GPU that XLA compiles for; on a CPU only for the multi-step loop of a dense model, where it is faster.")  # fmt: skip
+            st.caption(_("This device mode sets each run's execution, side by side."))
+        number_ui(st, _("Training samples (0 = the whole set)"), "train_subset", 0, MAX_SYNTHETIC, step=1000)
+        number_ui(st, _("Hidden units (MLP)"), "hidden_units", 1, MAX_HIDDEN, step=16)
+        st.radio(_("Precision (Keras dtype policy)"), PRECISIONS, key="precision", horizontal=True, persist_state=KEEP)
+        st.radio(_("XLA (jit_compile)"), XLA_CHOICES, key="xla", horizontal=True, persist_state=KEEP,
+                 help=_("auto: on for a GPU that XLA compiles for; on a CPU only for the multi-step loop of a dense model, where it is faster."))  # fmt: skip
     kept.remember(DEFAULTS)
     links.write(ADDRESS)  # the address follows the settings: a reload, or the link copied, keeps them
     return mode
@@ -130,7 +132,7 @@ def number_ui(where, label: str, key: str, low: float, high: float, **options) -
     Streamlit's own bounds keep the previous value while the field shows the typed one in red, so Run would
     train with a number nobody sees; unbounded, every typed value reaches the page, and a bad one keeps Run off.
     """
-    where.number_input(label, min_value=None, max_value=None, key=key, help=f"From {low:g} to {high:g}.",
+    where.number_input(label, min_value=None, max_value=None, key=key, help=_("From {low:g} to {high:g}.").format(low=low, high=high),
                        persist_state=KEEP, **options)  # fmt: skip
 
 
@@ -142,16 +144,18 @@ def mode_ui(hw: hardware_check.Hardware) -> device_modes.Mode:
     if ss.mode not in by_key:
         ss.mode = "cpu"
     sb.radio(
-        "Device",
+        _("Device"),
         list(by_key),
         key="mode",
         persist_state=KEEP,
         format_func=lambda k: by_key[k].label,
-        captions=[f"unavailable: {r}" if (r := device_modes.unavailable(m, hw)) else "" for m in modes],
+        captions=[
+            _("unavailable: {reason}").format(reason=r) if (r := device_modes.unavailable(m, hw)) else "" for m in modes
+        ],
     )
-    notes = {hardware_check.CHECKING: "Checking for GPUs…", hardware_check.FAILED: hw.message}
+    notes = {hardware_check.CHECKING: _("Checking for GPUs…"), hardware_check.FAILED: compared.check_failed(hw.message)}
     if hw.state in notes:
         sb.caption(notes[hw.state])
     elif not hw.gpus:
-        sb.caption(f"No GPU found. {GPU_ADVICE}")
+        sb.caption(_("No GPU found. {advice}").format(advice=_(GPU_ADVICE)))
     return by_key[ss.mode]

@@ -16,6 +16,7 @@ import pandas as pd
 from core import compare, device_modes, hardware_check, progress
 from core.config import ConfigError, SweepConfig, TrainConfig
 from core.history.rows import HistoryRow, SweepRow
+from core.i18n import N_, _
 from core.results import RunResult, SweepPoint
 from ui.labels import SETTING_WORDS, distinct_labels
 
@@ -51,7 +52,8 @@ def where(row: HistoryRow) -> str:
     node when it ran on one, and the host."""
     device = row.variables_on or (row.device or "?").upper().rpartition("/")[2]
     node = (row.device or "").rpartition("/")[0]
-    return f"{node.upper() + '/' if node else ''}{device} on {row.host or 'an unknown host'}"
+    where_from = f"{node.upper() + '/' if node else ''}{device}"
+    return _("{device} on {host}").format(device=where_from, host=row.host or _("an unknown host"))
 
 
 def run_labels(rows: Sequence[HistoryRow], configs: Sequence[dict] | None = None) -> list[str]:
@@ -83,12 +85,10 @@ def execution_words(row: HistoryRow) -> str:
 
 def pick_label(row: HistoryRow) -> str:
     """One line naming a run in a picker: when, where, how, what, how it ended, and its id (so no two read alike)."""
-    accuracy = f"{row.final_test_accuracy:.1%}" if row.final_test_accuracy is not None else "no epochs"
+    accuracy = f"{row.final_test_accuracy:.1%}" if row.final_test_accuracy is not None else _("no epochs")
     how = f" · {execution_words(row)}" if execution(row) else ""
-    return (
-        f"{short_time(row.when)} · {where(row)}{how} · {row.model} on {row.dataset}, batch {row.batch_size}"
-        f" · {accuracy} · {row.run_id}"
-    )
+    what = _("{model} on {dataset}, batch {batch}").format(model=row.model, dataset=row.dataset, batch=row.batch_size)
+    return f"{short_time(row.when)} · {where(row)}{how} · {what} · {accuracy} · {row.run_id}"
 
 
 # -- the History table ---------------------------------------------------------------------
@@ -100,12 +100,12 @@ def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
             # Where it ran first: the host and origin prove a run came from another machine.
             "Variables on": [r.variables_on or (r.device or "?").upper() for r in rows],
             "Host": [r.host or "?" for r in rows],
-            "Origin": [r.origin for r in rows],
+            "Origin": [_(ORIGINS[r.origin]) if r.origin in ORIGINS else r.origin for r in rows],
             "Execution": [execution_words(r) for r in rows],
             "Model": [r.model for r in rows],
             "Dataset": [r.dataset for r in rows],
             "Batch": [r.batch_size for r in rows],
-            "Epochs": [f"{r.epochs_done} of {r.epochs_total}" for r in rows],
+            "Epochs": [_("{done} of {total}").format(done=r.epochs_done, total=r.epochs_total) for r in rows],
             # In percent, shown with one decimal as every other accuracy on the page (81.7%, not 0.8170 or 81.70%).
             "Test accuracy": [None if r.final_test_accuracy is None else r.final_test_accuracy * 100 for r in rows],
             "Median epoch (s)": [r.median_epoch_seconds for r in rows],
@@ -116,10 +116,11 @@ def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
     )
 
 
+ORIGINS = {"local": N_("local"), "imported": N_("imported")}  # where a stored run came from (core.history)
 # The History table's columns, in order: where a run ran (host, origin) comes before the details.
 HISTORY_COLUMNS = (
-    "When", "Variables on", "Host", "Origin", "Execution", "Model", "Dataset", "Batch", "Epochs",
-    "Test accuracy", "Median epoch (s)", "Status", "Run id",
+    N_("When"), N_("Variables on"), N_("Host"), N_("Origin"), N_("Execution"), N_("Model"), N_("Dataset"), N_("Batch"),
+    N_("Epochs"), N_("Test accuracy"), N_("Median epoch (s)"), N_("Status"), N_("Run id"),
 )  # fmt: skip
 
 
@@ -127,7 +128,7 @@ def config_differences(a: RunResult, b: RunResult) -> list[str]:
     """Settings two runs differ in besides the device, in the labels' words: 'batch 100 vs batch 256'."""
     words = {k: SETTING_WORDS.get(k, str) for k in TrainConfig.__dataclass_fields__}
     return [
-        f"{words[k](a.config.get(k))} vs {words[k](b.config.get(k))}"
+        _("{a} vs {b}").format(a=words[k](a.config.get(k)), b=words[k](b.config.get(k)))
         for k in TrainConfig.__dataclass_fields__
         if k != "device" and a.config.get(k) != b.config.get(k)
     ]
@@ -138,25 +139,26 @@ def differences_sentence(a: RunResult, b: RunResult) -> str | None:
     differences = config_differences(a, b)
     if not differences:
         return None
-    same = where_ran(a) == where_ran(b)
-    lead = f"Both on {where_ran(a)}, these runs differ in" if same else "Besides the device, these runs differ in"
-    return (
-        f"{lead} {'; '.join(differences)}: the ratio is of training samples per second, so it compares the whole "
-        f"trainings{'' if same else ', not the devices alone'}."
-    )
+    if where_ran(a) == where_ran(b):
+        said = _("Both on {device}, these runs differ in {differences}: the ratio is of training samples per second, "
+                 "so it compares the whole trainings.")  # fmt: skip
+    else:
+        said = _("Besides the device, these runs differ in {differences}: the ratio is of training samples per second, "
+                 "so it compares the whole trainings, not the devices alone.")  # fmt: skip
+    return said.format(device=where_ran(a), differences="; ".join(differences))
 
 
 def where_ran(result: RunResult) -> str:
     """'CPU:0 on vm': where the run's variables lived (else the device asked for), and the host."""
     device = result.device.get("variables_on") or str(result.config.get("device") or "?").upper()
-    return f"{device} on {result.host.get('hostname') or 'an unknown host'}"
+    return _("{device} on {host}").format(device=device, host=result.host.get("hostname") or _("an unknown host"))
 
 
 def join_csv(texts: Sequence[str]) -> str:
     """CSV files with the same header as one: the header once, then every file's rows."""
     if not texts:
         return ""
-    header, *_ = texts[0].splitlines(keepends=True)
+    header, *_rest = texts[0].splitlines(keepends=True)
     return header + "".join(line for t in texts for line in t.splitlines(keepends=True)[1:])
 
 
@@ -179,10 +181,11 @@ def achieved(result: RunResult) -> tuple[float | None, float | None]:
 # -- sweeps ---------------------------------------------------------------------------------
 def sweep_pick_label(row: SweepRow) -> str:
     """One line naming a stored sweep in a picker."""
-    width = f" ({row.hidden_units} units)" if row.hidden_units else ""
+    width = _(" ({units} units)").format(units=row.hidden_units) if row.hidden_units else ""
     devices = ", ".join(d.upper() for d in row.devices) or "?"
+    what = _("{model} on {devices}").format(model=f"{row.model}{width}", devices=devices)
     return (
-        f"{short_time(row.when)} · {row.model}{width} on {devices} · {row.host or 'an unknown host'}"
+        f"{short_time(row.when)} · {what} · {row.host or _('an unknown host')}"
         f" · {progress.finished('point', row.points_measured, row.points_total)} · {progress.status_words(row.status)}"
     )
 
@@ -202,8 +205,13 @@ def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:
             "Share of peak": [p.utilisation for p in points],
             "Note": [p.error or "" for p in points],
         },
-        columns=["Device", "Batch", "Samples/s", "Min", "Max", "ms per step", "GFLOP/s", "Share of peak", "Note"],
+        columns=SWEEP_COLUMNS,
     )
+
+
+# The sweep table's columns (ui.scaling shows them translated).
+SWEEP_COLUMNS = [N_("Device"), N_("Batch"), N_("Samples/s"), N_("Min"), N_("Max"), N_("ms per step"), "GFLOP/s",
+                 N_("Share of peak"), N_("Note")]  # fmt: skip
 
 
 def _whole(value: float | None) -> float | None:
@@ -219,12 +227,21 @@ def idle_sentences(points: Sequence[SweepPoint], flops_per_sample: float | None,
             continue
         said.add(p.device)
         arithmetic_ms = p.batch_size * flops_per_sample / (peak * 1e9) * 1000
+        sentence = _(
+            "{device} at batch {batch}: a step is {mflop:,.2f} MFLOP, {us:,.1f} µs at this device's large-square-matmul "
+            "peak of {peak:,.0f} GFLOP/s, but it took {took:,.0f} µs: at that peak the arithmetic would be {share:.1%} "
+            "of the step (matmuls this small run far below it; the Train view's why times them at their shapes)."
+        )
         sentences.append(
-            f"{p.label} at batch {p.batch_size}: a step is {p.batch_size * flops_per_sample / 1e6:,.2f} MFLOP, "
-            f"{arithmetic_ms * 1000:,.1f} µs at this device's large-square-matmul peak of {peak:,.0f} GFLOP/s, "
-            f"but it took {p.step_ms * 1000:,.0f} µs: at that peak the arithmetic would be "
-            f"{min(arithmetic_ms / p.step_ms, 1):.1%} of the step (matmuls this small run far below it; "
-            "the Train view's why times them at their shapes)."
+            sentence.format(
+                device=p.label,
+                batch=p.batch_size,
+                mflop=p.batch_size * flops_per_sample / 1e6,
+                us=arithmetic_ms * 1000,
+                peak=peak,
+                took=p.step_ms * 1000,
+                share=min(arithmetic_ms / p.step_ms, 1),
+            )  # fmt: skip
         )
     return sentences
 
@@ -239,11 +256,13 @@ def plan_sweep(values: dict, hw: hardware_check.Hardware) -> SweepConfig:
     """The validated SweepConfig Run sweep would submit; ConfigError if a setting is bad or a device absent."""
     known = sweep_devices(hw)
     if not values.get("devices"):
-        raise ConfigError("devices", "Pick at least one device to sweep.")
+        raise ConfigError("devices", _("Pick at least one device to sweep."))
     for name in values["devices"]:
         mode = known.get(name)
         if mode is None:
             raise ConfigError("devices", f"devices must be among {', '.join(known)}, not {name!r}.")
         if reason := device_modes.unavailable(mode, hw):
-            raise ConfigError("devices", f"{mode.label} cannot be swept here: {reason}.")
+            raise ConfigError(
+                "devices", _("{mode} cannot be swept here: {reason}.").format(mode=mode.label, reason=reason)
+            )
     return SweepConfig(**values)

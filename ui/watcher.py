@@ -24,6 +24,7 @@ import streamlit as st
 
 from core import hardware_check
 from core.config import SweepConfig, TrainConfig
+from core.i18n import N_, _
 from core.runner import JobStatus
 from ui import access, live, priority
 from ui.resources import get_runner, hardware
@@ -35,6 +36,8 @@ REDRAW_S = (
 IDLE_TICK_S = 2.0  # shared (`make share`), an idle page still looks: a viewer sees the presenter's Run within 2 s
 KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
 MEMORY = "live_page"  # session_state key of the page's PageMemory
+# Who stopped a run, as the runner records it (English, the record's words) and every page translates it.
+BY_PRESENTER, BY_OTHER = N_("the presenter"), N_("another page")
 
 
 class Drawn(NamedTuple):
@@ -116,7 +119,7 @@ def drawn(s: JobStatus) -> Drawn:
 def start(kind: str, configs: list) -> None:
     """Queue `configs` as this page's `kind` group: shown from now on and stoppable here. Presenter only."""
     if not access.allowed():  # the button is disabled for a viewer, but a hostile page can still click it
-        st.session_state.start_error = access.DENIED
+        st.session_state.start_error = _(access.DENIED)
         return
     st.session_state[kind] = Watch(live.submit_group(get_runner(), configs), started_here=True)
 
@@ -129,7 +132,7 @@ def stop(kind: str) -> None:
     watch = st.session_state.get(kind)
     if watch is None or not access.allowed():
         return
-    by = "the presenter" if os.environ.get(access.TOKEN_ENV) else "another page"  # as the other pages word it
+    by = BY_PRESENTER if os.environ.get(access.TOKEN_ENV) else BY_OTHER  # as the other pages word it
     for run_id in watch.ids:
         if get_runner().cancel(run_id, by=by):
             memory().stopped_here.add(run_id)
@@ -141,7 +144,7 @@ def stopped_by(jobs: Iterable[JobStatus]) -> str | None:
     here = memory().stopped_here
     for s in jobs:
         if s.state == "cancelled" and (s.run_id in here or s.stopped_by):
-            return "this page" if s.run_id in here else s.stopped_by
+            return _("this page") if s.run_id in here else _(s.stopped_by)
     return None
 
 
@@ -160,9 +163,9 @@ def controls_ui(kind: str, snap: JobsNow, label: str, keys: tuple[str, str], on_
     # No tooltip of its own while warming: the queue line says it (a presenter's pointer rests on Run after a run).
     run_col.button(label, key=keys[0], type="primary", on_click=on_run,
                    disabled=own_active or not ready or not may or warming, width="stretch",
-                   help=access.help_text("Starting a run"))  # fmt: skip
-    stop_col.button("Stop", key=keys[1], on_click=stop, args=(kind,), disabled=not (active and may),
-                    width="stretch", help=access.help_text("Stopping a run"))  # fmt: skip
+                   help=access.help_text(_("Starting a run")))  # fmt: skip
+    stop_col.button(_("Stop"), key=keys[1], on_click=stop, args=(kind,), disabled=not (active and may),
+                    width="stretch", help=access.help_text(_("Stopping a run")))  # fmt: skip
     # Keyed: the line keeps its height (ui.layout) whether its words take one line or two.
     return status_col.container(key=f"{kind}_status")
 
@@ -174,13 +177,16 @@ def status_view(kind: str, labels: Callable, prompt: str, status_col, snap: Jobs
     """
     jobs, watch = snap.shown[kind], snap.watches[kind]
     if not jobs:
-        status_col.markdown(prompt if access.allowed() else "Nothing running; the presenter's runs appear here live.")
+        status_col.markdown(
+            prompt if access.allowed() else _("Nothing running; the presenter's runs appear here live.")
+        )
         return
     line = live.status_line(jobs, labels(jobs), snap.current, watch.stopping)
     if not watch.started_here:
-        line = f"{'Already running on this server' if live.is_active(jobs) else 'From another page'}: {line}"
+        said = _("Already running on this server: {line}") if live.is_active(jobs) else _("From another page: {line}")
+        line = said.format(line=line)
     if who := stopped_by(jobs):
-        line = f"{line} — stopped by {who}"
+        line = _("{line} — stopped by {who}").format(line=line, who=who)
     status_col.markdown(f"**{line}**")
     text, fraction = live.download_line(jobs) or live.progress_bar(jobs)
     st.progress(fraction, text=text)

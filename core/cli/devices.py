@@ -9,6 +9,7 @@ import os
 import sys
 
 from core.cli.common import EXIT_OK, Command, fail
+from core.i18n import _
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
@@ -49,13 +50,15 @@ def limits_words(measured: dict) -> str:
 
     def said(value, tries, unit: str, what: str, digits: int) -> str:
         if not value:
-            return "not measured"
+            return _("not measured")
         spread = f", {min(tries):,.{digits}f}-{max(tries):,.{digits}f}" if tries else ""
-        return f"{value:,.{digits}f} {unit} ({what}, median of {len(tries)} tries{spread})"
+        return _("{value} {unit} ({what}, median of {n} tries{spread})").format(
+            value=f"{value:,.{digits}f}", unit=unit, what=what, n=len(tries), spread=spread
+        )
 
-    peak = said(measured["peak_gflops"], measured["peak_tries"], "GFLOP/s", "float32 matmul", 0)
-    bandwidth = said(measured["bandwidth_gbs"], measured["bandwidth_tries"], "GB/s", "float32 read-and-reduce", 1)
-    return f"peak {peak}, memory bandwidth {bandwidth}"
+    peak = said(measured["peak_gflops"], measured["peak_tries"], "GFLOP/s", _("float32 matmul"), 0)
+    bandwidth = said(measured["bandwidth_gbs"], measured["bandwidth_tries"], "GB/s", _("float32 read-and-reduce"), 1)
+    return _("peak {peak}, memory bandwidth {bandwidth}").format(peak=peak, bandwidth=bandwidth)
 
 
 def cluster_devices(as_json: bool) -> int:

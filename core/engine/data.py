@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from core.i18n import N_, _
+
 # Debian's and Ubuntu's `apt-get install dataset-fashion-mnist` puts the real files here.
 DEBIAN_FASHION_DIR = Path("/usr/share/datasets/fashion-mnist")
 FASHION_FILES = (
@@ -149,17 +151,17 @@ def _load_synthetic(size: int | None, seed: int) -> Dataset:
 def _available_fashion() -> Availability:
     folder = _fashion_dir()
     if folder is not None:
-        return Availability(True, f"files in {folder}")
+        return Availability(True, _("files in {folder}").format(folder=folder))
     return Availability(
         False,
-        "not downloaded: needs the internet once, or offline `apt-get install dataset-fashion-mnist`",
+        _("not downloaded: needs the internet once, or offline `apt-get install dataset-fashion-mnist`"),
     )
 
 
 def _available_mnist() -> Availability:
     if (keras_datasets_dir() / "mnist.npz").is_file():
-        return Availability(True, f"cached in {keras_datasets_dir()}")
-    return Availability(False, "not downloaded: needs the internet once (Keras fetches mnist.npz)")
+        return Availability(True, _("cached in {folder}").format(folder=keras_datasets_dir()))
+    return Availability(False, _("not downloaded: needs the internet once (Keras fetches mnist.npz)"))
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,9 @@ class DatasetSpec:
 REGISTRY: dict[str, DatasetSpec] = {
     "fashion_mnist": DatasetSpec("Fashion-MNIST", _load_fashion, _available_fashion),
     "mnist": DatasetSpec("MNIST", _load_mnist, _available_mnist),
-    "synthetic": DatasetSpec("Synthetic", _load_synthetic, lambda: Availability(True, "generated, always available")),
+    "synthetic": DatasetSpec(
+        N_("Synthetic"), _load_synthetic, lambda: Availability(True, _("generated, always available"))
+    ),
 }
 
 

@@ -12,8 +12,9 @@ from core import device_kinds
 from core.config import parse_device
 from core.device_spec import DeviceSpec
 from core.engine.tf_setup import tf
+from core.i18n import N_
 
-GPU_ADVICE = (
+GPU_ADVICE = N_(
     'To train on a GPU, install the CUDA build with pip install "tensorflow[and-cuda]" on a Linux '
     "machine with an NVIDIA driver, or pip install tensorflow tensorflow-metal on a Mac with Apple silicon, "
     "then check it with python -m core devices."

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from core.i18n import N_
+
 NUM_CLASSES = 10
 INPUT_SHAPE = (28, 28)  # one image, as every dataset gives it
 HIDDEN = "hidden_units"  # in a LayerSpec's arguments: the run's hidden_units
@@ -50,15 +52,15 @@ _OUTPUT = LayerSpec("Dense", (NUM_CLASSES,), "softmax")
 REGISTRY: dict[str, ModelSpec] = {
     # The tutorial's softmax regression: one dense layer 784 -> 10 with softmax.
     "softmax": ModelSpec(
-        "Softmax regression", "the tutorial's one dense layer, 784 -> 10", (LayerSpec("Flatten"), _OUTPUT)
+        N_("Softmax regression"), N_("the tutorial's one dense layer, 784 -> 10"), (LayerSpec("Flatten"), _OUTPUT)
     ),
     "mlp": ModelSpec(
-        "MLP", "784 -> hidden (ReLU) -> 10", (LayerSpec("Flatten"), LayerSpec("Dense", (HIDDEN,), "relu"), _OUTPUT)
+        "MLP", N_("784 -> hidden (ReLU) -> 10"), (LayerSpec("Flatten"), LayerSpec("Dense", (HIDDEN,), "relu"), _OUTPUT)
     ),
     # The Keras MNIST convnet example, without dropout so runs compare cleanly.
     "cnn": ModelSpec(
         "CNN",
-        "two 3x3 conv + max-pool blocks, then dense 10",
+        N_("two 3x3 conv + max-pool blocks, then dense 10"),
         (
             LayerSpec("Reshape", ((28, 28, 1),)),
             LayerSpec("Conv2D", (32, 3), "relu"),

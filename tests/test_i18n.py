@@ -1,0 +1,112 @@
+"""The page's catalogs: every msgid the code marks has a Chinese msgstr with the same placeholders, and compiles;
+the language is per thread, and a thread that never chose one (the CLI, the runner) speaks English."""
+
+from __future__ import annotations
+
+import ast
+import io
+import string
+import threading
+
+from babel.messages.extract import extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+
+from core import i18n, progress
+from tests.conftest import ROOT
+
+
+def marked() -> set[str]:
+    """Every msgid `make catalogs` extracts (babel.cfg): _(), ngettext()'s singular and plural, N_()."""
+    method_map, options_map = parse_mapping_cfg((ROOT / "babel.cfg").open())
+    found = set()
+    for _file, _line, message, _comments, _context in extract_from_dir(ROOT, method_map, options_map):
+        found |= set(message) if isinstance(message, tuple) else {message}
+    return found - {""}
+
+
+def fields(text: str) -> list[tuple[str, str]]:
+    """The {name:spec} placeholders of a str.format sentence, sorted."""
+    return sorted((name, spec or "") for _, name, spec, _ in string.Formatter().parse(text) if name is not None)
+
+
+def test_every_marked_sentence_has_a_chinese_translation_with_the_same_placeholders_and_it_compiles():
+    with i18n.catalog_path("zh").open("rb") as po:
+        catalog = read_po(po, locale="zh_CN")
+    translated = {}
+    for m in catalog:
+        if not m.id:
+            continue
+        ids, strs = (m.id, m.string) if isinstance(m.id, tuple) else ((m.id,), (m.string,))
+        assert all(strs), f"no msgstr for {ids[0]!r}"
+        assert "fuzzy" not in m.flags, f"{ids[0]!r} is fuzzy: check its translation"
+        translated |= dict.fromkeys(ids, strs[0])
+        # Chinese has one plural form, said for every count: it has the plural's placeholders (the English singular
+        # may leave the count out: 'Download run').
+        for said in strs:
+            assert fields(said) == fields(ids[-1]), f"placeholders differ: {ids[-1]!r} -> {said!r}"
+            assert set(fields(ids[0])) <= set(fields(said)), f"placeholders differ: {ids[0]!r} -> {said!r}"
+    missing = sorted(marked() - translated.keys())
+    assert missing == [], f"{len(missing)} msgids not in the catalog (make catalogs, then translate): {missing[:5]}"
+    assert list(catalog.check()) == []  # Babel's own checks (python-format, plural forms)
+    write_mo(io.BytesIO(), catalog)  # compiles
+    assert i18n.compile_catalog("zh").gettext("Run") == translated["Run"]
+
+
+def test_the_language_is_per_thread_and_a_thread_that_chose_none_speaks_english():
+    heard = {}
+
+    def cli():
+        heard["cli"] = progress.state_words("cancelled", "epoch", 3, 10)
+
+    i18n.set_language("zh")
+    try:
+        thread = threading.Thread(target=cli)
+        thread.start()
+        thread.join()
+        heard["page"] = progress.state_words("cancelled", "epoch", 3, 10)
+        assert i18n.ngettext("{n} epoch", "{n} epochs", 1) == i18n.ngettext("{n} epoch", "{n} epochs", 2)  # one form
+    finally:
+        i18n.set_language("en")
+    assert heard["cli"] == "stopped after 3 of 10 epochs"  # byte for byte the English the CLI always said
+    assert heard["page"] == "3/10 轮后停止"
+    assert progress.plural("epoch", 1) == "1 epoch" and progress.plural("epoch", 2) == "2 epochs"
+    i18n.set_language("fr")  # a language without a catalog: English
+    assert i18n.language() == "en" and i18n._("Run") == "Run"
+
+
+def test_no_function_that_translates_assigns_the_name_gettext_uses():
+    # `_`, assigned anywhere in a function (a, _ = ...; for _ in ...), is local to all of it: `_()` there then fails.
+    found = []
+    for path in [*(ROOT / "core").rglob("*.py"), *(ROOT / "ui").rglob("*.py"), ROOT / "streamlit_app.py"]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if not any(isinstance(n, ast.ImportFrom) and any(a.name == "_" for a in n.names) for n in ast.walk(tree)):
+            continue
+        for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.Lambda)):
+            found += [f"{path.relative_to(ROOT)}:{n.lineno}" for n in _own_names(function) if n.id == "_"]
+    assert found == []
+
+
+def _own_names(node: ast.AST):
+    """Names stored in `node`'s own scope (not in a nested function, class or comprehension)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.Lambda | ast.ClassDef | ast.comprehension):
+            continue
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+            yield child
+        yield from _own_names(child)
+
+
+def test_a_failed_hardware_checks_english_sentence_is_said_in_chinese():
+    from core import hardware_check
+    from ui import compared
+
+    said = hardware_check._run_check(["/nonexistent/python"], 5).message  # the check's own sentence, in its own thread's English
+    i18n.set_language("zh")
+    try:
+        assert compared.check_failed(said) == "硬件检测无法启动（No such file or directory），GPU 已停用。"
+        assert compared.check_failed("Another sentence.") == "Another sentence."  # another wording: as it is
+    finally:
+        i18n.set_language("en")
+    assert compared.check_failed(said) == said
