@@ -4,6 +4,7 @@ from the same figures, and that advice checked against a real sweep of the same 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -45,7 +46,9 @@ def test_a_compute_share_of_6_percent_is_no_compute_bound_and_the_parts_add_up()
     assert "compute-bound" not in sentence and "the parts explain 97% of it" in sentence
     # Advice from the same figures: the profile timed batch 400 at 0.71 ms against 0.29 ms a step.
     advice = why.advice(s)
-    assert advice.startswith("A larger batch would help: ×1.6 samples per second at batch 400 (timed in the set-up).")
+    assert advice.startswith(
+        "A larger batch would help: ×1.6 samples per second at batch 400 (timed beside the run's epochs)."
+    )
     assert "A faster device would not help much" in advice
 
 
@@ -81,6 +84,46 @@ def test_model_fit_per_epoch_set_up_is_its_own_measured_part():
 
 def test_a_run_without_the_set_up_s_figures_has_no_split():
     assert why.run_split(run(1.0, {})) is None
+
+
+def test_the_line_runs_through_the_run_s_own_step_and_the_other_batch_size_s_rounds():
+    # 600 steps in 0.18 s: the run's own step is 0.3 ms at batch 100; the rounds timed batch 400 at 0.71 ms.
+    r = run(0.18, {"profile_batch": 400, "profile_seconds": 0.71e-3}, first_extra=0.03)
+    own = 0.15 / 600
+    assert why.step_pace(r) == pytest.approx(own)
+    line = why.step_line(r)
+    assert line["profile_batches"] == [100, 400] and line["profile_step_seconds"] == [pytest.approx(own), 0.71e-3]
+    assert line["step_sample_seconds"] == pytest.approx((0.71e-3 - own) / 300)
+    assert line["step_fixed_seconds"] + 100 * line["step_sample_seconds"] == pytest.approx(own)
+    r.device.update(line)
+    s = why.run_split(r)
+    # The steps at the run's own pace and the first call's set-up: every second of these equal epochs.
+    assert s.setup == pytest.approx(0.03) and s.explained == pytest.approx(1.0)
+    assert why.batch_gain(s) == (400, pytest.approx((400 / 0.71e-3) / (100 / own)), True)
+
+
+def test_steps_slower_than_the_run_s_median_step_are_said_as_unexplained():
+    r = run(0.18, {"profile_batch": 400, "profile_seconds": 0.71e-3})
+    slow = r.epochs[2]  # the machine was busy for one call of epoch 3: 0.09 s more
+    calls = [*slow.calls[:2], replace(slow.calls[2], call_seconds=slow.calls[2].call_seconds + 0.09), slow.calls[3]]
+    r.epochs[2] = replace(slow, calls=calls, train_seconds=0.27)
+    r.device.update(why.step_line(r))
+    s = why.run_split(r)
+    assert why.step_pace(r) == pytest.approx(0.18 / 600)  # the median step, as the undisturbed calls ran it
+    assert s.epoch == pytest.approx(0.225) and s.unexplained == pytest.approx(0.045)
+    assert s.explained == pytest.approx(0.18 / 0.225) and "the parts explain 80% of it" in why.bound_sentence(s)
+
+
+def test_two_points_that_cannot_be_one_line_leave_the_split_over_or_under_the_epoch():
+    # Batch 25 timed at 0.05 ms against the run's 0.3 ms at batch 100: the line would cost a step less than nothing.
+    r = run(0.18, {"profile_batch": 25, "profile_seconds": 0.05e-3})
+    r.device.update(why.step_line(r))
+    s = why.run_split(r)
+    assert s.step_fixed == 0.0 and s.step_sample == pytest.approx(0.25e-3 / 75)
+    assert s.explained == pytest.approx(60_000 * 0.25e-3 / 75 / 0.18)  # 1.11: more than the epoch, as measured
+    # No line without both points: no other batch size timed, or no steady epoch yet.
+    assert why.step_line(run(0.18, {})) == {}
+    assert why.step_line(run(0.18, {"profile_batch": 100, "profile_seconds": 0.3e-3})) == {}
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from core import device_kinds
+from core import device_kinds, why
 from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine import devices, flops, learned, limits, models, profile, shapes, timeline, traffic
@@ -97,12 +97,14 @@ def train(
             strip = learned.strip_indices(data.y_test, config.seed)
             x_strip, y_strip = t.constant(data.x_test[strip]), data.y_test[strip].tolist()
             most_points = timeline.points_per_epoch(config.epochs)
-            seconds_before, samples_before = 0.0, 0
+            seconds_before, samples_before, rounds = 0.0, 0, None
             for epoch in range(1, config.epochs + 1):
                 if epoch > 1:  # epoch 1 goes on in the setup's turn: its first calls are drawn seconds after Run
                     turn()
                 if epoch == 2 and measurements:
-                    measure_device(result.device, run_config, data, jit_compile, tf_device, stop)
+                    rounds = measure_device(result.device, run_config, data, jit_compile, tf_device, stop)
+                if rounds is not None:  # the other batch size's step, in this epoch's turn, just before it
+                    rounds.time(stop)
                 engine.prepare_epoch()
                 began_training = time.perf_counter()
                 calls_so_far = functools.partial(
@@ -135,6 +137,9 @@ def train(
                 if result.epochs:  # only the last epoch keeps its snapshot: a file stays small
                     result.epochs[-1] = replace(result.epochs[-1], learned=None)
                 result.epochs.append(metrics)
+                if rounds is not None:  # the line through the run's own step so far and the other batch size's
+                    result.device.update(rounds.info())
+                    result.device.update(why.step_line(result))
                 seconds_before += train_seconds
                 samples_before += engine.samples_per_epoch
                 if on_epoch is not None:
@@ -152,10 +157,11 @@ def train(
 
 def measure_device(
     device: dict, config: TrainConfig, data: datasets.Dataset, jit_compile: bool, tf_device: str, stop: StopCheck
-) -> None:
-    """The device's limits and the why's figures into the run's device info, alone (in a turn of their own).
+) -> profile.Rounds | None:
+    """The device's limits and the why's set-up figures into the run's device info, alone (in a turn of their own);
+    the other batch size's step (profile.Rounds), to be timed beside each steady epoch, or None where it failed.
 
-    After epoch 1, not before it: they take seconds (the profile traces, and with XLA compiles, models of its own),
+    After epoch 1, not before it: they take seconds (the profile traces, and with XLA compiles, a model of its own),
     and before epoch 1 they kept the race chart empty that long after Run. Every steady epoch still comes after
     them. config.batch_size is the global batch. A Stop ends them between parts (raises Cancelled).
     """
@@ -164,29 +170,32 @@ def measure_device(
     device["peak_dtype"] = device["compute_dtype"]
     if stop():
         raise Cancelled
-    device.update(why_figures(config, data, jit_compile, tf_device, stop))
+    found, rounds = why_figures(config, data, jit_compile, tf_device, stop)
+    device.update(found)
     if stop():
         raise Cancelled
+    return rounds
 
 
 def why_figures(
     config: TrainConfig, data: datasets.Dataset, jit_compile: bool, tf_device: str, stop: StopCheck = never_stop
-) -> dict:
-    """The measurements for core.why, untimed: the step's fixed and per-sample cost, the products' per sample.
+) -> tuple[dict, profile.Rounds | None]:
+    """The set-up's measurements for core.why, untimed: the products' seconds per sample; and the step at another
+    batch size, built and traced (profile.Rounds; None where that failed), whose rounds go beside the steady epochs.
 
     config.batch_size is the global batch. Call inside the run's scope.
     """
     began = time.perf_counter()
     counted = models.flops_per_sample(config.model, config.hidden_units).train
-    found = profile.profile_or_none(config, data, jit_compile, counted, should_stop=stop)
+    rounds = profile.rounds_or_none(config, data, jit_compile, counted)
     if stop():
         raise Cancelled
     probe = models.build(config.model, config.hidden_units, config.precision)
-    batches = tuple(found.get("profile_batches") or ())
+    batches = (config.batch_size, rounds.batch) if rounds else ()
     per_sample = shapes.measure_or_none(probe, batches, tf_device, models.COMPUTE_DTYPES[config.precision])
     rate = shapes.rate(probe, per_sample)
-    return {**found, "compute_sample_seconds": per_sample, "shape_gflops": rate,
-            "why_setup_seconds": time.perf_counter() - began}  # fmt: skip
+    return {"compute_sample_seconds": per_sample, "shape_gflops": rate,
+            "why_setup_seconds": time.perf_counter() - began}, rounds  # fmt: skip
 
 
 def _progress_check(stop: StopCheck, epoch: int, engine, calls_so_far, on_progress: ProgressCallback) -> StopCheck:
