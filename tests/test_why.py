@@ -145,6 +145,9 @@ def test_the_advice_agrees_with_a_real_sweep_of_the_same_model(small_run_and_swe
     result, sweep = small_run_and_sweep
     s = why.run_split(result)
     assert s is not None and result.device["profile_batches"] == [8, 32]
+    # The line's points: the run's own step at batch 8, and batch 32's rounds, one before each steady epoch.
+    assert result.device["profile_step_seconds"] == [why.step_pace(result), result.device["profile_seconds"]]
+    assert len(result.device["profile_rounds"]) == 1 and result.device["why_round_seconds"] > 0
     assert 0 < result.device["why_setup_seconds"] < 60
     larger, gain, timed = why.batch_gain(s)
     rates = {p.batch_size: p.samples_per_second for p in sweep.points}
