@@ -15,8 +15,8 @@ seconds of the mean steady epoch (core.compare.steady_epoch_seconds, the speed m
   so compute, memory and other add up to samples x the step's per-sample cost, and with fixed, to the run's own step;
 - epoch set-up: what each steady epoch's first call took beyond its steps at the other calls' pace, and the time
   after its last call (model.fit builds each epoch's data pipeline there), from the run's own calls;
-- unexplained: the epoch less all of these, said as such: steps slower than the run's median step (the machine
-  busier for a while), or a line the two points could not draw (a cost that came out below zero).
+- unexplained: the epoch less all of these, said as such: its steps away from the run's median step (the machine
+  busier, or idler, for a while than during most of the run's calls).
 
 A run is "X-bound" only where X is at least HALF of the epoch; advice comes from the same figures. No TensorFlow.
 """
@@ -80,17 +80,23 @@ class Split:
         return (getattr(self, name) or 0.0) / self.epoch
 
 
-def _pace(epoch) -> float | None:
-    """An epoch's seconds per step at its steps' pace: the median over its calls after the first (which holds set-up)."""
+def _paces(epoch) -> list[float]:
+    """Seconds per step of each of an epoch's calls after the first (which holds the epoch's set-up)."""
     calls = [c for c in epoch.calls if c.steps > 0 and c.call_seconds > 0]
-    return statistics.median(c.call_seconds / c.steps for c in calls[1:]) if len(calls) >= 2 else None
+    return [c.call_seconds / c.steps for c in calls[1:]]
+
+
+def _pace(epoch) -> float | None:
+    """An epoch's seconds per step at its steps' pace: the median of _paces; None for an epoch of one call."""
+    paces = _paces(epoch)
+    return statistics.median(paces) if paces else None
 
 
 def step_pace(result) -> float | None:
-    """The run's own seconds per step at its batch, as its steady epochs timed it: the median of their paces (an
-    epoch of one call: its seconds per step, its set-up in it, as epoch_setup then counts none)."""
-    steps = result.device.get("steps_per_epoch")
-    paces = [p for e in result.steady_epochs() if (p := _pace(e) or (steps and e.train_seconds / steps))]
+    """The run's own seconds per step at its batch, as its steady epochs timed it: the median of their calls after each
+    epoch's first (epochs of one call: their seconds per step, set-up in them, as epoch_setup then counts none)."""
+    steady, steps = result.steady_epochs(), result.device.get("steps_per_epoch")
+    paces = [p for e in steady for p in _paces(e)] or [e.train_seconds / steps for e in steady if steps]
     return statistics.median(paces) if paces else None
 
 
@@ -111,17 +117,18 @@ def step_line(result) -> dict:
     (step_pace, at its batch) and the other batch size's rounds (core.engine.profile, profile_batch / profile_seconds),
     with profile_batches and profile_step_seconds, the two points in batch order; {} before both are measured.
 
-    Neither cost is let below zero; the line stays on the run's own point, so where the two points disagree (a larger
-    batch's step timed faster than a smaller one's) the split says so in what it leaves unexplained.
+    Neither cost is let below zero, and the line always passes through the run's own point, the step the split divides:
+    where the other point would put the fixed cost below zero (the step grows faster than its batch: caches, threads),
+    the whole step is per-sample work; where it would make a larger batch's step cheaper, the whole step is fixed.
     """
     own, batch = step_pace(result), compare.global_batch(result)
     other, seconds = result.device.get("profile_batch"), measured(result.device.get("profile_seconds"))
     if own is None or not other or not seconds or other == batch:
         return {}
     (b1, t1), (b2, t2) = sorted(((batch, own), (int(other), seconds)))
-    per_sample = max(0.0, (t2 - t1) / (b2 - b1))
+    per_sample = min(max(0.0, (t2 - t1) / (b2 - b1)), own / batch)
     return {
-        "step_fixed_seconds": max(0.0, own - batch * per_sample),
+        "step_fixed_seconds": own - batch * per_sample,
         "step_sample_seconds": per_sample,
         "profile_batches": [b1, b2],
         "profile_step_seconds": [t1, t2],

@@ -114,16 +114,26 @@ def test_steps_slower_than_the_run_s_median_step_are_said_as_unexplained():
     assert s.explained == pytest.approx(0.18 / 0.225) and "the parts explain 80% of it" in why.bound_sentence(s)
 
 
-def test_two_points_that_cannot_be_one_line_leave_the_split_over_or_under_the_epoch():
-    # Batch 25 timed at 0.05 ms against the run's 0.3 ms at batch 100: the line would cost a step less than nothing.
+def test_two_points_no_line_of_costs_at_or_above_zero_joins_leave_the_run_s_own_step_whole():
+    # Batch 25 timed at 0.05 ms against the run's 0.3 ms at batch 100: a line through both costs a step less than
+    # nothing, so the step grows faster than its batch: all of it is per-sample work, as timed at the run's batch.
     r = run(0.18, {"profile_batch": 25, "profile_seconds": 0.05e-3})
     r.device.update(why.step_line(r))
     s = why.run_split(r)
-    assert s.step_fixed == 0.0 and s.step_sample == pytest.approx(0.25e-3 / 75)
-    assert s.explained == pytest.approx(60_000 * 0.25e-3 / 75 / 0.18)  # 1.11: more than the epoch, as measured
-    # No line without both points: no other batch size timed, or no steady epoch yet.
+    assert s.step_fixed == 0.0 and s.step_sample == pytest.approx(0.3e-3 / 100) and s.explained == pytest.approx(1.0)
+    # Batch 400 timed faster than the run's batch 100: no cost grows with the batch, the whole step is fixed.
+    r = run(0.18, {"profile_batch": 400, "profile_seconds": 0.2e-3})
+    line = why.step_line(r)
+    assert line["step_sample_seconds"] == 0.0 and line["step_fixed_seconds"] == pytest.approx(0.3e-3)
+    assert why.advice(_split(r, line)).startswith("A larger batch would help: ×6.0")
+    # No line without both points: no other batch size timed, or the same batch as the run's.
     assert why.step_line(run(0.18, {})) == {}
     assert why.step_line(run(0.18, {"profile_batch": 100, "profile_seconds": 0.3e-3})) == {}
+
+
+def _split(r: RunResult, line: dict) -> why.Split:
+    r.device.update(line)
+    return why.run_split(r)
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +143,7 @@ def small_run_and_sweep():
     from core.engine.training import train
 
     # Batch 8 without XLA: the graph loop's per-step dispatch outweighs 8 samples' work, so a larger batch clearly helps.
-    result = train(TrainConfig(dataset="synthetic", train_subset=8_192, batch_size=8, epochs=2, optimizer="sgd",
+    result = train(TrainConfig(dataset="synthetic", train_subset=8_192, batch_size=8, epochs=3, optimizer="sgd",
                                learning_rate=0.01, xla="off"))  # fmt: skip
     assert result.status == "completed", result.error
     sweep = run_sweep(SweepConfig(batch_sizes=(8, 32), repeats=3, xla="off"))
@@ -147,7 +157,7 @@ def test_the_advice_agrees_with_a_real_sweep_of_the_same_model(small_run_and_swe
     assert s is not None and result.device["profile_batches"] == [8, 32]
     # The line's points: the run's own step at batch 8, and batch 32's rounds, one before each steady epoch.
     assert result.device["profile_step_seconds"] == [why.step_pace(result), result.device["profile_seconds"]]
-    assert len(result.device["profile_rounds"]) == 1 and result.device["why_round_seconds"] > 0
+    assert len(result.device["profile_rounds"]) == 2 and result.device["why_round_seconds"] > 0
     assert 0 < result.device["why_setup_seconds"] < 60
     larger, gain, timed = why.batch_gain(s)
     rates = {p.batch_size: p.samples_per_second for p in sweep.points}

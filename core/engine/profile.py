@@ -7,9 +7,10 @@ epochs timed it (core.why.step_pace); the other is timed here. The run's executi
 step at the other batch size for a throwaway model of the same layers, optimizer, precision and jit_compile, on the
 first rows of the run's training data, and trains a short epoch that traces (and with XLA compiles) it, after epoch
 1 (core.engine.training.measure_device). Then one round (a short epoch of it) is timed just before each steady
-epoch, in that epoch's turn, so whatever else the machine is doing slows both points alike; a round runs from its
-first call's end to its last, by the marks the mode records anyway (core.engine.timeline), and the median round's
-seconds per step is the figure. Nothing here touches the run's model, its batches or its timed epochs.
+epoch, in that epoch's turn, so whatever else the machine is doing slows both points alike. A round's calls are cut
+from the marks the mode records anyway, as the run's own are (core.engine.timeline); each call after a round's first
+gives a seconds per step, and the median over every round's calls is the figure, as the run's own step is the
+median of its steady calls. Nothing here touches the run's model, its batches or its timed epochs.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from dataclasses import replace
 
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine import models
+from core.engine import models, timeline
 from core.engine.executions import ENGINES
 from core.engine.job import Cancelled, never_stop
+from core.results import MAX_CALLS_PER_EPOCH
 
 # Timed steps per round, sized from a guess of the step (the step floor plus FLOPs at GUESS_GFLOPS) to about
 # ROUND_SECONDS of work, within MIN_STEPS..MAX_STEPS.
-ROUND_SECONDS = 0.08
+ROUND_SECONDS = 0.12
 GUESS_GFLOPS = 25.0
 MIN_STEPS, MAX_STEPS = 12, 400
 # The second batch size: four times the run's, or a quarter of it where four times would make a slow step.
@@ -63,19 +65,16 @@ def _engine(config: TrainConfig, data: datasets.Dataset, jit_compile: bool, batc
     return engine
 
 
-def _epoch(engine, should_stop=never_stop) -> float:
-    """One epoch of the engine: seconds per step from its first call's end to its last (the first may hold set-up)."""
+def _epoch(engine, should_stop=never_stop) -> list[float]:
+    """One epoch of the engine: the seconds per step of each of its calls after the first (which may hold set-up),
+    cut from its marks as the run's own calls are (core.engine.timeline), so both points come from one estimator."""
     engine.prepare_epoch()
     began = time.perf_counter()
     engine.train_epoch(should_stop)
     ended = time.perf_counter()
-    marks = sorted(engine.marks, key=lambda m: m[1])
-    # Keras runs async-safe callbacks on a pool of threads, in bursts: a step had finished by the earliest time any
-    # later step was seen finished (as core.engine.timeline reads them), so the span, not each gap, is the measure.
-    times = [min(m[0] for m in marks[i:]) for i in range(len(marks))]
-    if len(marks) >= 2 and marks[-1][1] > marks[0][1]:
-        return (times[-1] - times[0]) / (marks[-1][1] - marks[0][1])
-    return (ended - began) / engine.steps  # one execution per epoch: the whole epoch
+    calls = timeline.call_points(engine.marks, began, 0.0, 0, engine.config.batch_size, MAX_CALLS_PER_EPOCH)
+    paces = [c.call_seconds / c.steps for c in calls[1:] if c.steps > 0 and c.call_seconds > 0]
+    return paces or [(ended - began) / engine.steps]  # one execution per epoch: the whole epoch
 
 
 # bench/why.py sets this to also time a throwaway step at the run's own batch in each round: how closely the profile's
@@ -94,7 +93,8 @@ class Rounds:
         batches = [self.batch] + ([config.batch_size] if ALSO_OWN_BATCH else [])
         self._engines = {b: _engine(config, data, jit_compile, b, guess_step(b, flops_per_sample, floor_seconds))
                          for b in batches}  # fmt: skip
-        self.seconds: dict[int, list[float]] = {b: [] for b in batches}  # each round's seconds per step
+        self.seconds: dict[int, list[float]] = {b: [] for b in batches}  # each round's median call's seconds per step
+        self._paces: dict[int, list[float]] = {b: [] for b in batches}  # every call's, over the rounds
         self.round_seconds = 0.0  # wall-clock seconds the rounds took, set-up of each included
 
     def time(self, should_stop=never_stop) -> None:
@@ -105,7 +105,9 @@ class Rounds:
         began = time.perf_counter()
         try:
             for b, engine in self._engines.items():
-                self.seconds[b].append(_epoch(engine, should_stop))
+                paces = _epoch(engine, should_stop)
+                self._paces[b] += paces
+                self.seconds[b].append(statistics.median(paces))
         except Cancelled:
             raise
         except Exception:  # noqa: BLE001 - a failed round ends the rounds, never the run
@@ -114,14 +116,14 @@ class Rounds:
 
     def info(self) -> dict:
         """The device info's record of the rounds: core.why.step_line draws the line through them and the run's step."""
-        found = self.seconds[self.batch]
+        found = self._paces[self.batch]
         info = {
             "profile_batch": self.batch,
-            "profile_rounds": list(found),
-            "profile_seconds": statistics.median(found) if found else None,
+            "profile_rounds": list(self.seconds[self.batch]),
+            "profile_seconds": statistics.median(found) if found else None,  # the median call over every round
             "why_round_seconds": self.round_seconds,
         }
-        if len(self.seconds) > 1 and (own := next(v for b, v in self.seconds.items() if b != self.batch)):
+        if len(self._paces) > 1 and (own := next(v for b, v in self._paces.items() if b != self.batch)):
             info["profile_own_batch_seconds"] = statistics.median(own)
         return info
 
