@@ -125,6 +125,11 @@ def step_line(result) -> dict:
     other, seconds = result.device.get("profile_batch"), measured(result.device.get("profile_seconds"))
     if own is None or not other or not seconds or other == batch:
         return {}
+    # Each round against the epoch it went just before, whose steps met the same moment of the machine's load: the
+    # median of those ratios, times the run's own step (a busy machine's pace can change several times in a run).
+    pairs = [r / p for r, e in zip(result.device.get("profile_rounds") or (), result.steady_epochs(), strict=False)
+             if r and (p := _pace(e))]  # fmt: skip
+    seconds = own * statistics.median(pairs) if pairs else seconds
     (b1, t1), (b2, t2) = sorted(((batch, own), (int(other), seconds)))
     per_sample = min(max(0.0, (t2 - t1) / (b2 - b1)), own / batch)
     return {

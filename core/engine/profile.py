@@ -9,8 +9,8 @@ first rows of the run's training data, and trains a short epoch that traces (and
 1 (core.engine.training.measure_device). Then one round (a short epoch of it) is timed just before each steady
 epoch, in that epoch's turn, so whatever else the machine is doing slows both points alike. A round's calls are cut
 from the marks the mode records anyway, as the run's own are (core.engine.timeline); each call after a round's first
-gives a seconds per step, and the median over every round's calls is the figure, as the run's own step is the
-median of its steady calls. Nothing here touches the run's model, its batches or its timed epochs.
+gives a seconds per step, and each round's median call is held against the epoch it went just before
+(core.why.step_line). Nothing here touches the run's model, its batches or its timed epochs.
 """
 
 from __future__ import annotations
