@@ -9,8 +9,10 @@ they took turns): the reference, measured in the same session. For each press it
 ratio of steady samples per second, core.compare.speedup, its 90 % bootstrap interval and how many
 measurements it rests on), each side's samples/s, and two references from the same runs: the ratio of the
 mean steady epochs the numbers table shows (the headline must agree with it within 10 %) and of the median
-steady epochs; then, for each, the spread over the presses: max/min and the largest departure from their
-median. The goal is within ±15 %.
+steady epochs, and a candidate: the median over the steady epochs of each pair's ratio (the two runs' epoch k,
+timed one after the other as they take turns, so a burst of load on the machine that slows one pair moves one of
+five ratios, not the sum); then, for each, the spread over the presses: max/min and the largest departure from their
+median. The goal is within ±15 %. The load average before and after each press is printed beside it.
 
     .venv/bin/python bench/headline_stability.py [--repeats 5]
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -66,12 +69,13 @@ def main() -> None:
     headlines: dict[str, list[float]] = {way: [] for way in ways}
     references: dict[str, list[float]] = {way: [] for way in ways}
     medians: dict[str, list[float]] = {way: [] for way in ways}
+    paired: dict[str, list[float]] = {way: [] for way in ways}
     with tempfile.TemporaryDirectory() as tmp, Runner(JOB_KINDS) as runner:
         attach(runner, Store(Path(tmp) / "runs.sqlite3"))
         runner.warm()
         for i in range(args.repeats):
             for way, together in ways.items():
-                began = time.perf_counter()
+                began, load = time.perf_counter(), os.getloadavg()[0]
                 ids = [f"p{i}{together}-1", f"p{i}{together}-2"]
                 if together:
                     runner.submit_group(configs, ids)
@@ -87,9 +91,19 @@ def main() -> None:
                     raise SystemExit(f"repeat {i + 1}: fewer than {compare.MIN_CALLS} steady measurements on a side")
                 reference = compare.steady_epoch_seconds(base) / compare.steady_epoch_seconds(other)
                 median = base.median_epoch_seconds() / other.median_epoch_seconds()
+                pairs = [a.train_seconds / b.train_seconds
+                         for a, b in zip(base.steady_epochs(), other.steady_epochs(), strict=True)]  # fmt: skip
+                paired[way].append(statistics.median(pairs))
                 headlines[way].append(found.ratio)
                 dumped.append(
-                    {"way": way, **{n: compare.steady_calls(r).seconds for n, r in (("fit", base), ("loop", other))}}
+                    {
+                        "way": way,
+                        **{n: compare.steady_calls(r).seconds for n, r in (("fit", base), ("loop", other))},
+                        **{
+                            f"{n}_epochs": [e.train_seconds for e in r.steady_epochs()]
+                            for n, r in (("fit", base), ("loop", other))
+                        },
+                    }
                 )
                 references[way].append(reference)
                 medians[way].append(median)
@@ -98,7 +112,8 @@ def main() -> None:
                     f" {found.count} measurements) | {compare.throughput(base):,.0f} samples/s plain fit,"
                     f" {compare.throughput(other):,.0f} multi-step loop | mean steady epochs {reference:.2f}x"
                     f" (headline/epochs {found.ratio / reference:.3f}) | median steady epochs {median:.2f}x"
-                    f" | {time.perf_counter() - began:.0f} s from submit",
+                    f" | paired epochs' median {paired[way][-1]:.2f}x ({', '.join(f'{p:.2f}' for p in pairs)})"
+                    f" | {time.perf_counter() - began:.0f} s from submit | load {load:.1f} -> {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
     if args.dump:
@@ -107,6 +122,7 @@ def main() -> None:
         print(f"{way}: headline (steady samples/s): {spread(headlines[way])}")
         print(f"{way}: reference (mean steady epochs, the table's): {spread(references[way])}")
         print(f"{way}: reference (median steady epochs): {spread(medians[way])}")
+        print(f"{way}: candidate (median of the paired epochs' ratios): {spread(paired[way])}")
 
 
 if __name__ == "__main__":

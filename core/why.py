@@ -4,17 +4,19 @@ The regimes of Horace He's "Making Deep Learning Go Brrrr" (overhead, compute, m
 measured; ceilings measured, as the Empirical Roofline Toolkit does, not taken from a datasheet. The parts, in
 seconds of the mean steady epoch (core.compare.steady_epoch_seconds, the speed measure's own epoch):
 
-- fixed: steps x the step's fixed cost, from the run's own step timed at two batch sizes (core.engine.profile):
-  Python, op dispatch, kernel launches, the host-device sync; paid per step whatever its samples;
+- fixed: steps x the step's fixed cost, from the line through two measured steps (step_line): the run's own, as its
+  steady epochs timed it, and its step at another batch size, timed beside them (core.engine.profile): Python, op
+  dispatch, kernel launches, the host-device sync; paid per step whatever its samples;
 - compute: samples x the layers' products' seconds per sample at the model's shapes (core.engine.shapes), up to
   the step's whole per-sample cost (timed alone, the products include their own memory traffic);
 - memory: the per-sample cost left after compute, up to what the step's bytes (core.engine.traffic) take at the
   measured bandwidth (core.engine.peak): the element-wise work that only moves data;
 - other per-sample: what the per-sample cost has left after both (the loss, the optimizer, gathers, softmax);
-  so compute, memory and other add up to samples x the step's per-sample cost, as timed;
+  so compute, memory and other add up to samples x the step's per-sample cost, and with fixed, to the run's own step;
 - epoch set-up: what each steady epoch's first call took beyond its steps at the other calls' pace, and the time
   after its last call (model.fit builds each epoch's data pipeline there), from the run's own calls;
-- unexplained: the epoch less all of these, said as such.
+- unexplained: the epoch less all of these, said as such: its steps away from the run's median step (the machine
+  busier, or idler, for a while than during most of the run's calls).
 
 A run is "X-bound" only where X is at least HALF of the epoch; advice comes from the same figures. No TensorFlow.
 """
@@ -79,17 +81,64 @@ class Split:
         return (getattr(self, name) or 0.0) / self.epoch
 
 
+def _paces(epoch) -> list[float]:
+    """Seconds per step of each of an epoch's calls after the first (which holds the epoch's set-up)."""
+    calls = [c for c in epoch.calls if c.steps > 0 and c.call_seconds > 0]
+    return [c.call_seconds / c.steps for c in calls[1:]]
+
+
+def _pace(epoch) -> float | None:
+    """An epoch's seconds per step at its steps' pace: the median of _paces; None for an epoch of one call."""
+    paces = _paces(epoch)
+    return statistics.median(paces) if paces else None
+
+
+def step_pace(result) -> float | None:
+    """The run's own seconds per step at its batch, as its steady epochs timed it: the median of their calls after each
+    epoch's first (epochs of one call: their seconds per step, set-up in them, as epoch_setup then counts none)."""
+    steady, steps = result.steady_epochs(), result.device.get("steps_per_epoch")
+    paces = [p for e in steady for p in _paces(e)] or [e.train_seconds / steps for e in steady if steps]
+    return statistics.median(paces) if paces else None
+
+
 def epoch_setup(result) -> float:
     """Seconds per steady epoch outside its steps' pace: its first call's excess over the others' pace, and its tail."""
     found = []
     for e in result.steady_epochs():
-        calls = [c for c in e.calls if c.steps > 0 and c.call_seconds > 0]
-        if len(calls) < 2:
+        if (pace := _pace(e)) is None:
             continue
-        pace = statistics.median(c.call_seconds / c.steps for c in calls[1:])
+        calls = [c for c in e.calls if c.steps > 0 and c.call_seconds > 0]
         tail = max(0.0, e.train_seconds - sum(c.call_seconds for c in calls))
         found.append(max(0.0, calls[0].call_seconds - calls[0].steps * pace) + tail)
     return statistics.mean(found) if found else 0.0
+
+
+def step_line(result) -> dict:
+    """The device info's step_fixed_seconds and step_sample_seconds: the line through two measured steps, the run's own
+    (step_pace, at its batch) and the other batch size's rounds (core.engine.profile, profile_batch / profile_seconds),
+    with profile_batches and profile_step_seconds, the two points in batch order; {} before both are measured.
+
+    Neither cost is let below zero, and the line always passes through the run's own point, the step the split divides:
+    where the other point would put the fixed cost below zero (the step grows faster than its batch: caches, threads),
+    the whole step is per-sample work; where it would make a larger batch's step cheaper, the whole step is fixed.
+    """
+    own, batch = step_pace(result), compare.global_batch(result)
+    other, seconds = result.device.get("profile_batch"), measured(result.device.get("profile_seconds"))
+    if own is None or not other or not seconds or other == batch:
+        return {}
+    # Each round against the epoch it went just before, whose steps met the same moment of the machine's load: the
+    # median of those ratios, times the run's own step (a busy machine's pace can change several times in a run).
+    pairs = [r / p for r, e in zip(result.device.get("profile_rounds") or (), result.steady_epochs(), strict=False)
+             if r and (p := _pace(e))]  # fmt: skip
+    seconds = own * statistics.median(pairs) if pairs else seconds
+    (b1, t1), (b2, t2) = sorted(((batch, own), (int(other), seconds)))
+    per_sample = min(max(0.0, (t2 - t1) / (b2 - b1)), own / batch)
+    return {
+        "step_fixed_seconds": own - batch * per_sample,
+        "step_sample_seconds": per_sample,
+        "profile_batches": [b1, b2],
+        "profile_step_seconds": [t1, t2],
+    }
 
 
 def run_split(result) -> Split | None:
@@ -120,8 +169,8 @@ def run_split(result) -> Split | None:
 def batch_gain(s: Split) -> tuple[int, float, bool]:
     """(a larger batch, how many times the samples/s it gives, whether that was timed rather than predicted).
 
-    Timed where the set-up's larger batch is above the run's: the two steps' samples/s. Else predicted from the
-    fixed and per-sample costs at FACTOR (4) times the run's batch.
+    Timed where the other batch size (core.engine.profile) is above the run's: its step's samples/s against the run's
+    own. Else predicted from the fixed and per-sample costs at FACTOR (4) times the run's batch.
     """
     if len(s.profile) == 2 and s.profile[1][0] > s.batch:
         (b1, t1), (b2, t2) = s.profile
@@ -174,7 +223,7 @@ def bound_sentence(s: Split) -> str:
 def advice(s: Split) -> str:
     """What would help, from the same figures: a larger batch (timed or predicted), and whether a faster device would."""
     larger, gain, timed = batch_gain(s)
-    how = _("timed in the set-up") if timed else _("predicted from the fixed and per-sample costs")
+    how = _("timed beside the run's epochs") if timed else _("predicted from the fixed and per-sample costs")
     if gain >= HELPS:
         batch = _("A larger batch would help: ×{gain:.1f} samples per second at batch {larger:,} ({how}).")
     else:

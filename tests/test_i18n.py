@@ -102,7 +102,9 @@ def test_a_failed_hardware_checks_english_sentence_is_said_in_chinese():
     from core import hardware_check
     from ui import compared
 
-    said = hardware_check._run_check(["/nonexistent/python"], 5).message  # the check's own sentence, in its own thread's English
+    said = hardware_check._run_check(
+        ["/nonexistent/python"], 5
+    ).message  # the check's own sentence, in its own thread's English
     i18n.set_language("zh")
     try:
         assert compared.check_failed(said) == "硬件检测无法启动（No such file or directory），GPU 已停用。"

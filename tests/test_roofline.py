@@ -41,6 +41,7 @@ def test_a_run_records_its_figures_and_lands_on_the_roofline():
     assert info["peak_gflops"] == pytest.approx(sorted(info["peak_tries"])[peak.TRIES // 2])  # the median try
     assert info["train_bytes_per_sample"] == pytest.approx(info["sample_bytes"] + info["step_bytes"] / 50)
     assert info["step_sample_seconds"] >= 0 and info["profile_batches"] == [12, 50]  # 4 x 50 would not fit 400 samples
+    assert info["profile_batch"] == 12 and len(info["profile_rounds"]) == 2  # a round before each steady epoch
     point = roofline.run_point(result, "CPU")
     assert point.intensity == pytest.approx(info["train_flops_per_sample"] / info["train_bytes_per_sample"])
     # At the run's steady throughput, the one speed measure.

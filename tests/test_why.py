@@ -4,6 +4,7 @@ from the same figures, and that advice checked against a real sweep of the same 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -45,7 +46,9 @@ def test_a_compute_share_of_6_percent_is_no_compute_bound_and_the_parts_add_up()
     assert "compute-bound" not in sentence and "the parts explain 97% of it" in sentence
     # Advice from the same figures: the profile timed batch 400 at 0.71 ms against 0.29 ms a step.
     advice = why.advice(s)
-    assert advice.startswith("A larger batch would help: ×1.6 samples per second at batch 400 (timed in the set-up).")
+    assert advice.startswith(
+        "A larger batch would help: ×1.6 samples per second at batch 400 (timed beside the run's epochs)."
+    )
     assert "A faster device would not help much" in advice
 
 
@@ -83,6 +86,59 @@ def test_a_run_without_the_set_up_s_figures_has_no_split():
     assert why.run_split(run(1.0, {})) is None
 
 
+def test_the_line_runs_through_the_run_s_own_step_and_the_other_batch_size_s_rounds():
+    # 600 steps in 0.18 s: the run's own step is 0.3 ms at batch 100; the rounds timed batch 400 at 0.71 ms.
+    r = run(0.18, {"profile_batch": 400, "profile_seconds": 0.71e-3}, first_extra=0.03)
+    own = 0.15 / 600
+    assert why.step_pace(r) == pytest.approx(own)
+    line = why.step_line(r)
+    assert line["profile_batches"] == [100, 400] and line["profile_step_seconds"] == [pytest.approx(own), 0.71e-3]
+    assert line["step_sample_seconds"] == pytest.approx((0.71e-3 - own) / 300)
+    assert line["step_fixed_seconds"] + 100 * line["step_sample_seconds"] == pytest.approx(own)
+    r.device.update(line)
+    s = why.run_split(r)
+    # The steps at the run's own pace and the first call's set-up: every second of these equal epochs.
+    assert s.setup == pytest.approx(0.03) and s.explained == pytest.approx(1.0)
+    assert why.batch_gain(s) == (400, pytest.approx((400 / 0.71e-3) / (100 / own)), True)
+    # Rounds recorded one before each steady epoch: each against that epoch's pace, times the run's own step.
+    r.device["profile_rounds"] = [0.6e-3, 3e-3]  # the second round met a busy moment that epoch 3's calls did not
+    assert why.step_line(r)["profile_step_seconds"][1] == pytest.approx(own * (0.6e-3 + 3e-3) / 2 / own)
+
+
+def test_steps_slower_than_the_run_s_median_step_are_said_as_unexplained():
+    r = run(0.18, {"profile_batch": 400, "profile_seconds": 0.71e-3})
+    slow = r.epochs[2]  # the machine was busy for one call of epoch 3: 0.09 s more
+    calls = [*slow.calls[:2], replace(slow.calls[2], call_seconds=slow.calls[2].call_seconds + 0.09), slow.calls[3]]
+    r.epochs[2] = replace(slow, calls=calls, train_seconds=0.27)
+    r.device.update(why.step_line(r))
+    s = why.run_split(r)
+    assert why.step_pace(r) == pytest.approx(0.18 / 600)  # the median step, as the undisturbed calls ran it
+    assert s.epoch == pytest.approx(0.225) and s.unexplained == pytest.approx(0.045)
+    assert s.explained == pytest.approx(0.18 / 0.225) and "the parts explain 80% of it" in why.bound_sentence(s)
+
+
+def test_two_points_no_line_of_costs_at_or_above_zero_joins_leave_the_run_s_own_step_whole():
+    # Batch 25 timed at 0.05 ms against the run's 0.3 ms at batch 100: a line through both costs a step less than
+    # nothing, so the step grows faster than its batch: all of it is per-sample work, as timed at the run's batch.
+    r = run(0.18, {"profile_batch": 25, "profile_seconds": 0.05e-3})
+    r.device.update(why.step_line(r))
+    s = why.run_split(r)
+    assert s.step_fixed == 0.0 and s.step_sample == pytest.approx(0.3e-3 / 100) and s.explained == pytest.approx(1.0)
+    # Batch 400 timed faster than the run's batch 100: no cost grows with the batch, the whole step is fixed.
+    r = run(0.18, {"profile_batch": 400, "profile_seconds": 0.2e-3})
+    line = why.step_line(r)
+    assert line["step_sample_seconds"] == 0.0 and line["step_fixed_seconds"] == pytest.approx(0.3e-3)
+    assert why.advice(_split(r, line)).startswith("A larger batch would help: ×6.0")
+    # No line without both points: no other batch size timed, or the same batch as the run's.
+    assert why.step_line(run(0.18, {})) == {}
+    assert why.step_line(run(0.18, {"profile_batch": 100, "profile_seconds": 0.3e-3})) == {}
+
+
+def _split(r: RunResult, line: dict) -> why.Split:
+    r.device.update(line)
+    return why.run_split(r)
+
+
 @pytest.fixture(scope="module")
 def small_run_and_sweep():
     """The same small model and step as a run (profiled in its set-up) and as a real two-point sweep."""
@@ -90,7 +146,7 @@ def small_run_and_sweep():
     from core.engine.training import train
 
     # Batch 8 without XLA: the graph loop's per-step dispatch outweighs 8 samples' work, so a larger batch clearly helps.
-    result = train(TrainConfig(dataset="synthetic", train_subset=8_192, batch_size=8, epochs=2, optimizer="sgd",
+    result = train(TrainConfig(dataset="synthetic", train_subset=8_192, batch_size=8, epochs=3, optimizer="sgd",
                                learning_rate=0.01, xla="off"))  # fmt: skip
     assert result.status == "completed", result.error
     sweep = run_sweep(SweepConfig(batch_sizes=(8, 32), repeats=3, xla="off"))
@@ -102,6 +158,9 @@ def test_the_advice_agrees_with_a_real_sweep_of_the_same_model(small_run_and_swe
     result, sweep = small_run_and_sweep
     s = why.run_split(result)
     assert s is not None and result.device["profile_batches"] == [8, 32]
+    # The line's points: the run's own step at batch 8, and batch 32's rounds, one before each steady epoch.
+    assert result.device["profile_step_seconds"][0] == why.step_pace(result)
+    assert len(result.device["profile_rounds"]) == 2 and result.device["why_round_seconds"] > 0
     assert 0 < result.device["why_setup_seconds"] < 60
     larger, gain, timed = why.batch_gain(s)
     rates = {p.batch_size: p.samples_per_second for p in sweep.points}

@@ -1,13 +1,16 @@
-"""A run's own step timed at two batch sizes before its first epoch: a fixed cost per step and a cost per sample.
+"""The run's step at a second batch size, timed beside its steady epochs: with the run's own step, a fixed cost per
+step and a cost per sample.
 
 seconds per step = fixed + batch x per_sample, from two points ("time the same step at two batch sizes to see the
-overhead": Horace He, Making Deep Learning Go Brrrr). At each batch size the run's execution mode (ENGINES) builds
-its own step for a throwaway model of the same layers, optimizer, precision and jit_compile, on the first rows of
-the run's training data, and trains a short epoch that traces (and with XLA compiles) it; then ROUNDS more epochs
-of each batch size, taking turns, are timed from their first call's end to their last by the marks the mode
-records anyway (core.engine.timeline), and the median epoch's seconds per step is the figure. Nothing here touches the run's model,
-its batches or its timed epochs. The fixed cost is what a step costs whatever its samples (Python, op dispatch,
-kernel launches, the host-device sync); the per-sample cost is everything that grows with the batch.
+overhead": Horace He, Making Deep Learning Go Brrrr). One point is the run's own step at its batch, as its steady
+epochs timed it (core.why.step_pace); the other is timed here. The run's execution mode (ENGINES) builds its own
+step at the other batch size for a throwaway model of the same layers, optimizer, precision and jit_compile, on the
+first rows of the run's training data, and trains a short epoch that traces (and with XLA compiles) it, after epoch
+1 (core.engine.training.measure_device). Then one round (a short epoch of it) is timed just before each steady
+epoch, in that epoch's turn, so whatever else the machine is doing slows both points alike. A round's calls are cut
+from the marks the mode records anyway, as the run's own are (core.engine.timeline); each call after a round's first
+gives a seconds per step, and each round's median call is held against the epoch it went just before
+(core.why.step_line). Nothing here touches the run's model, its batches or its timed epochs.
 """
 
 from __future__ import annotations
@@ -19,38 +22,39 @@ from dataclasses import replace
 
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine import models
+from core.engine import models, timeline
 from core.engine.executions import ENGINES
-from core.engine.job import never_stop
+from core.engine.job import Cancelled, never_stop
+from core.results import MAX_CALLS_PER_EPOCH
 
-# Timed steps per batch size, sized from a guess of the step (the step floor plus FLOPs at GUESS_GFLOPS) to about
-# PROFILE_SECONDS of work, within MIN_STEPS..MAX_STEPS: both points together cost about 0.1 s of timed work.
-PROFILE_SECONDS = 0.05
+# Timed steps per round, sized from a guess of the step (the step floor plus FLOPs at GUESS_GFLOPS) to about
+# ROUND_SECONDS of work, within MIN_STEPS..MAX_STEPS.
+ROUND_SECONDS = 0.12
 GUESS_GFLOPS = 25.0
 MIN_STEPS, MAX_STEPS = 12, 400
 # The second batch size: four times the run's, or a quarter of it where four times would make a slow step.
 FACTOR = 4
 SLOW_STEP = 0.02
-ROUNDS = 3  # timed epochs per batch size, alternating; the median epoch's seconds per step is the figure
+MOST_ROUNDS = 5  # rounds beyond these (a run of many epochs) add time to its turns and little to the median
 
 
 def guess_step(batch: int, flops_per_sample: float, floor_seconds: float | None) -> float:
-    """A rough seconds per step at `batch`, only to size the profile."""
+    """A rough seconds per step at `batch`, only to size the rounds."""
     return (floor_seconds or 1e-4) + batch * flops_per_sample / (GUESS_GFLOPS * 1e9)
 
 
-def batch_sizes(batch: int, flops_per_sample: float, floor_seconds: float | None, rows: int) -> tuple[int, int]:
-    """(the run's batch, another): FACTOR x where that step stays fast and fits the data, else batch / FACTOR."""
+def other_batch(batch: int, flops_per_sample: float, floor_seconds: float | None, rows: int) -> int:
+    """FACTOR x the run's batch where that step stays fast and fits the data, else batch / FACTOR."""
     larger = batch * FACTOR
     if larger * MIN_STEPS <= rows and guess_step(larger, flops_per_sample, floor_seconds) <= SLOW_STEP:
-        return batch, larger
-    return batch, max(1, batch // FACTOR)
+        return larger
+    return max(1, batch // FACTOR)
 
 
 def _engine(config: TrainConfig, data: datasets.Dataset, jit_compile: bool, batch: int, guess: float):
     """config's execution mode at `batch` on a fresh model and the first rows of the data, its step traced."""
     # Never more rows than the data has: a run of a few hundred samples profiles on fewer steps.
-    steps = max(2, min(max(MIN_STEPS, min(MAX_STEPS, math.ceil(PROFILE_SECONDS / guess))), len(data.x_train) // batch))
+    steps = max(2, min(max(MIN_STEPS, min(MAX_STEPS, math.ceil(ROUND_SECONDS / guess))), len(data.x_train) // batch))
     rows = steps * batch
     small = datasets.Dataset(data.name, data.x_train[:rows], data.y_train[:rows], data.x_test[:1], data.y_test[:1],
                              data.source)  # fmt: skip
@@ -61,56 +65,72 @@ def _engine(config: TrainConfig, data: datasets.Dataset, jit_compile: bool, batc
     return engine
 
 
-def _epoch(engine, should_stop=never_stop) -> float:
-    """One epoch of the engine: seconds per step from its first call's end to its last (the first may hold set-up)."""
+def _epoch(engine, should_stop=never_stop) -> list[float]:
+    """One epoch of the engine: the seconds per step of each of its calls after the first (which may hold set-up),
+    cut from its marks as the run's own calls are (core.engine.timeline), so both points come from one estimator."""
     engine.prepare_epoch()
     began = time.perf_counter()
     engine.train_epoch(should_stop)
     ended = time.perf_counter()
-    marks = sorted(engine.marks, key=lambda m: m[1])
-    # Keras runs async-safe callbacks on a pool of threads, in bursts: a step had finished by the earliest time any
-    # later step was seen finished (as core.engine.timeline reads them), so the span, not each gap, is the measure.
-    times = [min(m[0] for m in marks[i:]) for i in range(len(marks))]
-    if len(marks) >= 2 and marks[-1][1] > marks[0][1]:
-        return (times[-1] - times[0]) / (marks[-1][1] - marks[0][1])
-    return (ended - began) / engine.steps  # one execution per epoch: the whole epoch
+    calls = timeline.call_points(engine.marks, began, 0.0, 0, engine.config.batch_size, MAX_CALLS_PER_EPOCH)
+    paces = [c.call_seconds / c.steps for c in calls[1:] if c.steps > 0 and c.call_seconds > 0]
+    return paces or [(ended - began) / engine.steps]  # one execution per epoch: the whole epoch
 
 
-def profile(
-    config: TrainConfig,
-    data: datasets.Dataset,
-    jit_compile: bool,
-    flops_per_sample: float,
-    floor_seconds: float | None = None,
-    should_stop=never_stop,
-) -> dict:
-    """The device info's step_fixed_seconds and step_sample_seconds, with the two points they come from.
-
-    config.batch_size is the global batch (MirroredStrategy's replicas included). Call inside the run's device scope
-    (or strategy scope), before the run's seed is set: the throwaway models draw their own weights.
-    """
-    pair = batch_sizes(config.batch_size, flops_per_sample, floor_seconds, len(data.x_train))
-    engines = {b: _engine(config, data, jit_compile, b, guess_step(b, flops_per_sample, floor_seconds)) for b in pair}
-    steps: dict[int, list[float]] = {b: [] for b in pair}
-    for _ in range(ROUNDS):  # the two batch sizes take turns, so the machine's noise hits both alike
-        for b, engine in engines.items():
-            steps[b].append(_epoch(engine, should_stop))  # a stop raises Cancelled
-    (b1, t1), (b2, t2) = sorted((b, statistics.median(found)) for b, found in steps.items())
-    per_sample = max(0.0, (t2 - t1) / (b2 - b1)) if b2 > b1 else 0.0
-    fixed = max(0.0, t1 - b1 * per_sample)
-    return {
-        "step_fixed_seconds": fixed,
-        "step_sample_seconds": per_sample,
-        "profile_batches": [b1, b2],
-        "profile_step_seconds": [t1, t2],
-    }
+# bench/why.py sets this to also time a throwaway step at the run's own batch in each round: how closely the profile's
+# step reproduces the run's, measured beside the same epochs (the product times only the other batch size).
+ALSO_OWN_BATCH = False
 
 
-def profile_or_none(
-    config, data, jit_compile: bool, flops_per_sample: float, floor_seconds: float | None = None, should_stop=never_stop
-) -> dict:
-    """profile(), or the fields as None where it fails or is stopped: a failed measurement never fails the run."""
+class Rounds:
+    """The run's step at another batch size (other_batch), built and traced now, then timed a round at a time."""
+
+    def __init__(self, config: TrainConfig, data: datasets.Dataset, jit_compile: bool, flops_per_sample: float,
+                 floor_seconds: float | None = None):  # fmt: skip
+        """config.batch_size is the global batch (MirroredStrategy's replicas included). Build inside the run's
+        device scope (or strategy scope), before the run's seed is set: the throwaway model draws its own weights."""
+        self.batch = other_batch(config.batch_size, flops_per_sample, floor_seconds, len(data.x_train))
+        batches = [self.batch] + ([config.batch_size] if ALSO_OWN_BATCH else [])
+        self._engines = {b: _engine(config, data, jit_compile, b, guess_step(b, flops_per_sample, floor_seconds))
+                         for b in batches}  # fmt: skip
+        self.seconds: dict[int, list[float]] = {b: [] for b in batches}  # each round's median call's seconds per step
+        self._paces: dict[int, list[float]] = {b: [] for b in batches}  # every call's, over the rounds
+        self.round_seconds = 0.0  # wall-clock seconds the rounds took, set-up of each included
+
+    def time(self, should_stop=never_stop) -> None:
+        """Time one round (untimed for the run: call outside its timed epochs); none after MOST_ROUNDS. A stop raises
+        Cancelled."""
+        if len(self.seconds[self.batch]) >= MOST_ROUNDS or not self._engines:
+            return
+        began = time.perf_counter()
+        try:
+            for b, engine in self._engines.items():
+                paces = _epoch(engine, should_stop)
+                self._paces[b] += paces
+                self.seconds[b].append(statistics.median(paces))
+        except Cancelled:
+            raise
+        except Exception:  # noqa: BLE001 - a failed round ends the rounds, never the run
+            self._engines = {}
+        self.round_seconds += time.perf_counter() - began
+
+    def info(self) -> dict:
+        """The device info's record of the rounds: core.why.step_line draws the line through them and the run's step."""
+        found = self._paces[self.batch]
+        info = {
+            "profile_batch": self.batch,
+            "profile_rounds": list(self.seconds[self.batch]),
+            "profile_seconds": statistics.median(found) if found else None,  # the median call over every round
+            "why_round_seconds": self.round_seconds,
+        }
+        if len(self._paces) > 1 and (own := next(v for b, v in self._paces.items() if b != self.batch)):
+            info["profile_own_batch_seconds"] = statistics.median(own)
+        return info
+
+
+def rounds_or_none(config, data, jit_compile: bool, flops_per_sample: float, floor_seconds: float | None = None):
+    """Rounds(), or None where building it fails: a failed measurement never fails the run."""
     try:
-        return profile(config, data, jit_compile, flops_per_sample, floor_seconds, should_stop)
+        return Rounds(config, data, jit_compile, flops_per_sample, floor_seconds)
     except Exception:  # noqa: BLE001
-        return {"step_fixed_seconds": None, "step_sample_seconds": None}
+        return None

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core import device_kinds
+from core import device_kinds, why
 from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine import devices, executions, flops, learned, limits, models, profile, shapes, timeline, traffic
@@ -108,15 +108,20 @@ def _run(result: RunResult, config: TrainConfig, hooks: Hooks, measurements: boo
     with strategy.scope() if strategy else tf().device(tf_device):
         setup = set_up(config, strategy, data, tf_device, jit_compile)
         result.device = device_record(config, tf_device, setup)
+        rounds = None  # the step at another batch size, timed just before each steady epoch (core.why)
         for epoch in range(1, config.epochs + 1):
             if epoch > 1:  # epoch 1 goes on in the set-up's turn: its first calls are drawn seconds after Run
                 hooks.turn()
             if epoch == 2 and measurements:
-                measure_device(result.device, setup.config, data, jit_compile, tf_device, hooks.should_stop)
+                rounds = measure_device(result.device, setup.config, data, jit_compile, tf_device, hooks.should_stop)
+            if rounds is not None:  # in this epoch's turn, untimed: the load it meets is the epoch's
+                rounds.time(hooks.should_stop)
             metrics = train_epoch(setup, epoch, result.epochs, hooks)
             if result.epochs:  # only the last epoch keeps what it learned: a file stays small
                 result.epochs[-1] = replace(result.epochs[-1], learned=None)
             result.epochs.append(metrics)
+            if rounds is not None:  # the line through the run's own step so far and the other batch size's
+                result.device.update(rounds.info(), **why.step_line(result))
             if hooks.on_epoch is not None:
                 hooks.on_epoch(metrics, result)
         if measurements and "peak_gflops" not in result.device:  # a run of one epoch
@@ -227,10 +232,11 @@ def _sending_progress(epoch: int, setup: SetUp, calls_so_far, hooks: Hooks) -> S
 
 def measure_device(
     device: dict, config: TrainConfig, data: datasets.Dataset, jit_compile: bool, tf_device: str, stop: StopCheck
-) -> None:
-    """The device's limits and the why's figures into the run's device info, alone (in a turn of their own).
+) -> profile.Rounds | None:
+    """The device's limits and the why's set-up figures into the run's device info, alone (in a turn of their own);
+    the other batch size's step (profile.Rounds), to be timed beside each steady epoch, or None where it failed.
 
-    After epoch 1, not before it: they take seconds (the profile traces, and with XLA compiles, models of its own),
+    After epoch 1, not before it: they take seconds (the profile traces, and with XLA compiles, a model of its own),
     and before epoch 1 they kept the race chart empty that long after Run. Every steady epoch still comes after
     them. config.batch_size is the global batch. A Stop ends them between parts (raises Cancelled).
     """
@@ -239,26 +245,29 @@ def measure_device(
     device["peak_dtype"] = device["compute_dtype"]
     if stop():
         raise Cancelled
-    device.update(why_figures(config, data, jit_compile, tf_device, stop))
+    found, rounds = why_figures(config, data, jit_compile, tf_device, stop)
+    device.update(found)
     if stop():
         raise Cancelled
+    return rounds
 
 
 def why_figures(
     config: TrainConfig, data: datasets.Dataset, jit_compile: bool, tf_device: str, stop: StopCheck = never_stop
-) -> dict:
-    """The measurements for core.why, untimed: the step's fixed and per-sample cost, the products' per sample.
+) -> tuple[dict, profile.Rounds | None]:
+    """The set-up's measurements for core.why, untimed: the products' seconds per sample; and the step at another
+    batch size, built and traced (profile.Rounds; None where that failed), whose rounds go beside the steady epochs.
 
     config.batch_size is the global batch. Call inside the run's scope.
     """
     began = time.perf_counter()
     counted = models.flops_per_sample(config.model, config.hidden_units).train
-    found = profile.profile_or_none(config, data, jit_compile, counted, should_stop=stop)
+    rounds = profile.rounds_or_none(config, data, jit_compile, counted)
     if stop():
         raise Cancelled
     probe = models.build(config.model, config.hidden_units, config.precision)
-    batches = tuple(found.get("profile_batches") or ())
+    batches = (config.batch_size, rounds.batch) if rounds else ()
     per_sample = shapes.measure_or_none(probe, batches, tf_device, models.COMPUTE_DTYPES[config.precision])
     rate = shapes.rate(probe, per_sample)
-    return {**found, "compute_sample_seconds": per_sample, "shape_gflops": rate,
-            "why_setup_seconds": time.perf_counter() - began}  # fmt: skip
+    return {"compute_sample_seconds": per_sample, "shape_gflops": rate,
+            "why_setup_seconds": time.perf_counter() - began}, rounds  # fmt: skip
