@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,18 @@ def fashion_mnist():
 
     require(data.availability("fashion_mnist").available, "Fashion-MNIST (apt-get install dataset-fashion-mnist)")
     return data.load("fashion_mnist")
+
+
+def wait_until(condition: Callable[[], object], timeout: float = 120.0, what: str = "it", every: float = 0.02):
+    """Poll `condition()` every `every` s until it is true and return its value; fail if `what` takes over `timeout` s.
+
+    A condition may assert too (a process still alive): its failure is the test's, at once.
+    """
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout:g} s"
+        time.sleep(every)
+    return value
 
 
 def run_cli(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:

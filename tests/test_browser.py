@@ -18,7 +18,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from core import probe
 from core.config import PRESETS
-from tests.conftest import ROOT, require
+from tests.conftest import ROOT, require, wait_until
 from tests.sample_runs import make_result
 
 pytestmark = pytest.mark.browser
@@ -48,6 +48,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def healthy(url: str, proc: subprocess.Popen) -> bool:
+    """Whether the server at `url` answers its health check; fails at once if its process has exited."""
+    assert proc.poll() is None, "streamlit exited; see artifacts/streamlit.log"
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+            return reply.status == 200
+    except OSError:
+        return False
+
+
 @pytest.fixture(scope="module")
 def server():
     """`streamlit run app.py` in a subprocess, as `make run` starts it (the page behind ui/guard.py); yields its URL."""
@@ -64,17 +74,7 @@ def server():
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            assert proc.poll() is None, "streamlit exited; see artifacts/streamlit.log"
-            assert time.monotonic() < deadline, "streamlit did not answer within 60 s"
-            time.sleep(0.3)
+        wait_until(lambda: healthy(url, proc), 60, "streamlit's answer", every=0.3)
         yield url
     finally:
         proc.terminate()

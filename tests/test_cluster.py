@@ -15,7 +15,7 @@ from core.config import TrainConfig
 from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
 from core.runner import Runner
-from tests.conftest import require
+from tests.conftest import require, wait_until
 
 pytestmark = pytest.mark.ray
 
@@ -58,13 +58,6 @@ def recorded(cluster, tmp_path_factory):
     attach(runner, store)
     yield runner, store
     runner.close()
-
-
-def wait_until(predicate, timeout: float = 150.0, every: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(every)
 
 
 def stored_epochs(store: Store, run_id: str) -> int:

@@ -7,7 +7,6 @@ import json
 import random
 import signal
 import statistics
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from core.engine.sweep import SweepConfig, SweepPoint, SweepResult, crossover_se
 from core.history.importer import IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError
 from core.history.store import Store, StoreError, attach
 from core.runner import Runner
+from tests.conftest import wait_until
 from tests.sample_runs import SERVER_HOST, make_result
 
 TINY = SweepConfig(model="softmax", batch_sizes=(16, 64), steps=5, repeats=2)
@@ -82,9 +82,7 @@ def recorded(tmp_path_factory):
     assert status.state == "completed", status.error
     # The runner says "finished" to its listeners just after wait() returns, and the store's reader does not
     # wait for its writer, so the row lands a moment later.
-    deadline = time.monotonic() + 10
-    while store.get_sweep(run_id) is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: store.get_sweep(run_id) is not None, 10, "the sweep's row")
     yield store, status
     runner.close()  # its idle worker holds about 1 GB
     store.close()
