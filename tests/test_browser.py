@@ -40,6 +40,9 @@ PROJECTOR = {"width": 1280, "height": 720}  # what a meetup's audience sees: scr
 DEMO_EPOCHS = PRESETS["Quick demo"]["epochs"]
 FIT_CPU = next(m.label for m in probe.modes(probe.Probe(probe.READY)) if m.key == "fit:cpu")
 RUNNING = '[data-testid="stStatusWidget"]'  # the "running" indicator, present only while the script runs
+# What tests/conftest.py sets for the pytest process's own runners that a served page must not inherit: its servers
+# start as `make run` does, with their own warm workers and their warm-up.
+SERVER_KEEPS = ("TFDASH_WARM_WORKERS", "TFDASH_WARM_UP")
 
 
 def free_port() -> int:
@@ -70,7 +73,7 @@ def server():
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
-        env={k: v for k, v in os.environ.items() if k != "TFDASH_WARM_WORKERS"},  # the page's own warm workers
+        env={k: v for k, v in os.environ.items() if k not in SERVER_KEEPS},  # the page's own warm workers
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
