@@ -8,7 +8,6 @@ import pytest
 
 from core.config import TrainConfig
 from core.engine import data
-from core.engine.kinds import JOB_KINDS
 from core.runner import JobStatus, Runner
 from tests.conftest import wait_until
 from ui import live
@@ -18,9 +17,8 @@ SHORT = TrainConfig(dataset="synthetic", train_subset=200, batch_size=50, epochs
 LONG = TrainConfig(dataset="synthetic", train_subset=2000, batch_size=10, epochs=500)
 
 
-def test_a_group_queued_behind_another_says_what_it_waits_for_then_finishes():
-    with Runner(JOB_KINDS) as runner:  # closed after: its idle worker holds about 1 GB
-        _group_queued_behind_another(runner)
+def test_a_group_queued_behind_another_says_what_it_waits_for_then_finishes(shared_runner):
+    _group_queued_behind_another(shared_runner)
 
 
 def _group_queued_behind_another(runner: Runner) -> None:

@@ -8,11 +8,9 @@ import pytest
 from core import compare
 from core.config import TrainConfig
 from core.engine import training
-from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
 from core.results import CallPoint, EpochInProgress, EpochMetrics, RunResult
-from core.runner import Runner
-from tests.conftest import wait_until
+from tests.conftest import borrowed, wait_until
 
 # One epoch of several seconds on any machine: keras-fit (a callback per step, on Keras' threads) at batch 10.
 LONG_EPOCH = TrainConfig(dataset="synthetic", train_subset=12_000, batch_size=10, epochs=1, execution="keras-fit")
@@ -37,9 +35,9 @@ def test_an_epoch_in_progress_sends_its_calls_so_far_in_order(monkeypatch, execu
             assert samples[-1] <= result.epochs[epoch - 1].calls[-1].samples
 
 
-def test_a_running_jobs_epoch_in_progress_is_on_its_status_and_never_in_the_store(tmp_path):
+def test_a_running_jobs_epoch_in_progress_is_on_its_status_and_never_in_the_store(tmp_path, shared_runner):
     store = Store(tmp_path / "runs.sqlite3")
-    with Runner(JOB_KINDS) as runner:
+    with borrowed(shared_runner) as runner:
         attach(runner, store)
         run_id = runner.submit(LONG_EPOCH)
         seen = []

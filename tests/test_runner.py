@@ -23,11 +23,14 @@ SLOW = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=1, model="
 
 
 @pytest.fixture
-def runners():
-    """Make Runners with runners(kinds); each is closed after the test, so no idle worker outlives it."""
+def runners(shared_runner):
+    """runners(kinds): the shared runner for the engine's jobs, else a Runner of its own, closed after the test (so no
+    idle worker outlives it)."""
     made = []
 
     def make(kinds=JOB_KINDS):
+        if kinds is JOB_KINDS:
+            return shared_runner
         made.append(Runner(kinds))
         return made[-1]
 

@@ -11,11 +11,9 @@ import pytest
 from core.cli import main
 from core.config import ConfigError
 from core.engine import limits, models, peak
-from core.engine.kinds import JOB_KINDS
 from core.engine.sweep import SweepConfig, SweepPoint, SweepResult, crossover_sentence, run_sweep
 from core.history.importer import RunFileError, validate_sweep
-from core.runner import Runner
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, borrowed, run_cli
 
 QUICK = dict(model="softmax", batch_sizes=(16, 256), steps=30, repeats=3)
 
@@ -185,10 +183,10 @@ def test_stop_is_honoured_within_a_second():
 
 
 # -- through the runner and the command line ------------------------------------------------------
-def test_the_runner_runs_a_sweep_and_reports_points():
+def test_the_runner_runs_a_sweep_and_reports_points(session_runner):
     events, described = [], []
-    # Not get_runner(): that one records into the user's history. Closed after: its worker holds ~1 GB.
-    with Runner(JOB_KINDS) as runner:
+    # Not get_runner(): that one records into the user's history.
+    with borrowed(session_runner) as runner:
 
         def listen(event, job, payload):
             events.append(event)

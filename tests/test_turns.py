@@ -9,9 +9,7 @@ import pytest
 
 from core.config import TrainConfig
 from core.engine import memory
-from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
-from core.runner import Runner
 from tests.conftest import wait_until
 from ui import live
 
@@ -22,13 +20,13 @@ SLOW = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=1, model="
 
 
 @pytest.fixture
-def recorded(tmp_path):
-    """A runner whose runs go to a store, and the (event, run id, item) its listeners saw, in order."""
-    runner, store, events = Runner(JOB_KINDS), Store(tmp_path / "runs.sqlite3"), []
+def recorded(tmp_path, shared_runner):
+    """The shared runner, its runs going to a store, and the (event, run id, item) its listeners saw, in order."""
+    runner, store, events = shared_runner, Store(tmp_path / "runs.sqlite3"), []
     attach(runner, store)
     runner.add_listener(lambda event, job, item: events.append((event, job.run_id, getattr(item, "epoch", None))))
     yield runner, store, events
-    runner.close()
+    store.close()
 
 
 def test_a_groups_runs_take_turns_epoch_by_epoch_and_the_next_job_waits_for_both(recorded):

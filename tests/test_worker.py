@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import pytest
 
 from core.config import TrainConfig
-from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
 from core.runner import Runner
 from core.worker import STOP_GRACE_SECONDS
@@ -60,14 +59,8 @@ def test_the_server_process_memory_returns_to_idle_after_five_runs_of_different_
     assert grew < 200 * 2**20, f"the server grew {grew / 2**20:.0f} MB over its idle size"
 
 
-@pytest.fixture
-def runner(tmp_path):
-    made = Runner(JOB_KINDS)
-    yield made
-    made.close()
-
-
-def test_a_worker_killed_mid_run_leaves_the_job_interrupted_and_the_queue_goes_on(tmp_path, runner):
+def test_a_worker_killed_mid_run_leaves_the_job_interrupted_and_the_queue_goes_on(tmp_path, shared_runner):
+    runner = shared_runner
     store = Store(tmp_path / "runs.sqlite3")
     attach(runner, store)
     long_run = TrainConfig(dataset="synthetic", train_subset=2000, batch_size=1, model="mlp", epochs=50)
