@@ -126,16 +126,16 @@ def open_page(browser, url: str) -> tuple[Page, list[str]]:
 
 def wait_until_idle(page: Page, timeout: float = 60) -> None:
     """Until the script has stopped running, for a whole second (a rerun may follow a stop)."""
-    deadline, quiet_since = time.monotonic() + timeout, None
-    while True:
-        if page.locator(RUNNING).count() == 0:
-            quiet_since = quiet_since or time.monotonic()
-            if time.monotonic() - quiet_since >= 1.0:
-                return
-        else:
-            quiet_since = None
-        assert time.monotonic() < deadline, "the script kept running"
-        page.wait_for_timeout(100)
+    quiet_since: list[float] = []
+
+    def quiet_a_second() -> bool:
+        if page.locator(RUNNING).count():
+            quiet_since.clear()
+            return False
+        quiet_since[:] = quiet_since or [time.monotonic()]
+        return time.monotonic() - quiet_since[0] >= 1.0
+
+    wait_until(quiet_a_second, timeout, "a second with the script idle", every=0.1)
 
 
 def status(page: Page):
