@@ -43,11 +43,16 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
 
+# Two pytest-xdist workers: each module whole on one worker, the browser tests on one, the Ray tests on one (the
+# groups: tests/conftest.py). Most tests wait on a worker's start-up, a subprocess or a page, so two share 2 cores well.
+PYTEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
+
 test: install system-deps lint
-	$(PY) -m pytest
+	$(PYTEST)
 
 test-fast: install system-deps lint
-	$(PY) -m pytest -m "not browser"
+	$(PYTEST) -m "not browser"
 
 bench: install
 	$(PY) bench/train_speed.py

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -31,6 +34,18 @@ def fashion_mnist():
     return data.load("fashion_mnist")
 
 
+def wait_until(condition: Callable[[], object], timeout: float = 120.0, what: str = "it", every: float = 0.02):
+    """Poll `condition()` every `every` s until it is true and return its value; fail if `what` takes over `timeout` s.
+
+    A condition may assert too (a process still alive): its failure is the test's, at once.
+    """
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout:g} s"
+        time.sleep(every)
+    return value
+
+
 def run_cli(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
     """Run `python -m core ARGS` in a fresh interpreter, from the repository root."""
     full_env = {**os.environ, **(env or {})}
@@ -48,10 +63,48 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 180) -> subpro
 def _private_history(tmp_path_factory):
     """Every test, and every process a test starts, records runs in a throwaway history file. The page's runner
     in this process (AppTest) keeps one warm worker, not two: each run of theirs would wait for two start-ups
-    (the pool is tested in tests/test_pool.py; the browser tests' server keeps the real default)."""
+    (the pool is tested in tests/test_pool.py; the browser tests' server keeps the real default). Its workers warm up
+    by importing TensorFlow only: the default dataset and a tiny training (3-5 s a worker here) bought the first job
+    nothing measurable, and most jobs here are synthetic (the browser tests' servers keep the real warm-up)."""
     os.environ["TFDASH_DB"] = str(tmp_path_factory.mktemp("history") / "runs.sqlite3")
     os.environ["TFDASH_WARM_WORKERS"] = "1"
+    os.environ["TFDASH_WARM_UP"] = "import"
     yield
+
+
+@pytest.fixture(scope="session")
+def session_runner():
+    """One Runner of the engine's jobs for the session (tests/ borrow it through `shared_runner`): each test's job takes
+    the worker that started warming up when the previous test's job ended, where a Runner per test waited for its own
+    and killed the next one half-warm at its close. Not ui.resources.get_runner(): that one records into the page's
+    history."""
+    from core.engine.kinds import JOB_KINDS
+    from core.runner import Runner
+
+    with Runner(JOB_KINDS) as runner:
+        yield runner
+
+
+@contextmanager
+def borrowed(runner):
+    """The runner, given back as it was lent: the listeners added meanwhile removed, any job left stopped and ended."""
+    listeners = list(runner._listeners)
+    try:
+        yield runner
+    finally:
+        left = [status.run_id for status in runner.jobs()]
+        for run_id in left:
+            runner.cancel(run_id, by="the end of its test")
+        for run_id in left:
+            runner.wait(run_id, 60)
+        runner._listeners[:] = listeners
+
+
+@pytest.fixture
+def shared_runner(session_runner):
+    """The session's Runner (JOB_KINDS, one warm worker), lent to one test."""
+    with borrowed(session_runner) as runner:
+        yield runner
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -62,7 +115,23 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+# Under pytest-xdist (make test: -n 2 --dist loadgroup) a group runs whole on one worker: the browser tests one after
+# another (each server trains, and they share artifacts/), the Ray clusters likewise; any other module is a group
+# of its own, so its module-scoped fixtures (a trained model, a server) are made once, not once per worker.
+SHARED_GROUPS = {"browser": "browser", "ray": "ray"}
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
+    """Give every test its xdist group (before xdist reads them), then drop the gpu tests unless asked for."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            shared = next((group for mark, group in SHARED_GROUPS.items() if mark in item.keywords), None)
+            item.add_marker(pytest.mark.xdist_group(shared or item.module.__name__))
+    _deselect_gpu(config, items)
+
+
+def _deselect_gpu(config, items):
     """Tests marked gpu run only when asked for (-m gpu, as make gpu-check does); there they fail without a GPU."""
     if "gpu" in (config.option.markexpr or ""):
         return

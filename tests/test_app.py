@@ -12,7 +12,6 @@ import io
 import json
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pyarrow as pa
@@ -24,7 +23,7 @@ from core import compare, device_modes, hardware_check, snippet
 from core.config import PRESETS, ConfigError, TrainConfig
 from core.engine import data
 from core.engine.devices import GPU_ADVICE
-from tests.conftest import ROOT, require
+from tests.conftest import ROOT, require, wait_until
 from ui import access, live, views
 from ui.resources import get_runner, get_store
 from ui.watcher import Watch
@@ -57,10 +56,9 @@ def settle(at: AppTest, kind: str = "train", timeout: float = 180) -> AppTest:
     for run_id in ids:
         get_runner().wait(run_id, timeout)
     stored = get_store().get if kind == "train" else get_store().get_sweep
-    deadline = time.monotonic() + 10  # the store writes a job's end just after the runner reports it
-    while not all((r := stored(i)) is not None and r.status != "running" for i in ids):
-        assert time.monotonic() < deadline, "the store did not record the finished jobs"
-        time.sleep(0.05)
+    # The store writes a job's end just after the runner reports it.
+    done = lambda: all((r := stored(i)) is not None and r.status != "running" for i in ids)  # noqa: E731
+    wait_until(done, 10, "the store recording the finished jobs")
     assert get_runner().warm(PROBE_WAIT_S)  # the next workers, as the page's own tick waits for them before Run
     return at.run()
 

@@ -18,7 +18,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from core import device_modes, hardware_check
 from core.config import PRESETS
-from tests.conftest import ROOT, require
+from tests.conftest import ROOT, require, wait_until
 from tests.sample_runs import make_result
 
 pytestmark = pytest.mark.browser
@@ -40,12 +40,25 @@ PROJECTOR = {"width": 1280, "height": 720}  # what a meetup's audience sees: scr
 DEMO_EPOCHS = PRESETS["Quick demo"]["epochs"]
 FIT_CPU = next(m.label for m in device_modes.modes(hardware_check.Hardware(hardware_check.READY)) if m.key == "fit:cpu")
 RUNNING = '[data-testid="stStatusWidget"]'  # the "running" indicator, present only while the script runs
+# What tests/conftest.py sets for the pytest process's own runners that a served page must not inherit: its servers
+# start as `make run` does, with their own warm workers and their warm-up.
+SERVER_KEEPS = ("TFDASH_WARM_WORKERS", "TFDASH_WARM_UP")
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def healthy(url: str, proc: subprocess.Popen) -> bool:
+    """Whether the server at `url` answers its health check; fails at once if its process has exited."""
+    assert proc.poll() is None, "streamlit exited; see artifacts/streamlit.log"
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+            return reply.status == 200
+    except OSError:
+        return False
 
 
 @pytest.fixture(scope="module")
@@ -60,21 +73,11 @@ def server():
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
-        env={k: v for k, v in os.environ.items() if k != "TFDASH_WARM_WORKERS"},  # the page's own warm workers
+        env={k: v for k, v in os.environ.items() if k not in SERVER_KEEPS},  # the page's own warm workers
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            assert proc.poll() is None, "streamlit exited; see artifacts/streamlit.log"
-            assert time.monotonic() < deadline, "streamlit did not answer within 60 s"
-            time.sleep(0.3)
+        wait_until(lambda: healthy(url, proc), 60, "streamlit's answer", every=0.3)
         yield url
     finally:
         proc.terminate()
@@ -123,16 +126,16 @@ def open_page(browser, url: str) -> tuple[Page, list[str]]:
 
 def wait_until_idle(page: Page, timeout: float = 60) -> None:
     """Until the script has stopped running, for a whole second (a rerun may follow a stop)."""
-    deadline, quiet_since = time.monotonic() + timeout, None
-    while True:
-        if page.locator(RUNNING).count() == 0:
-            quiet_since = quiet_since or time.monotonic()
-            if time.monotonic() - quiet_since >= 1.0:
-                return
-        else:
-            quiet_since = None
-        assert time.monotonic() < deadline, "the script kept running"
-        page.wait_for_timeout(100)
+    quiet_since: list[float] = []
+
+    def quiet_a_second() -> bool:
+        if page.locator(RUNNING).count():
+            quiet_since.clear()
+            return False
+        quiet_since[:] = quiet_since or [time.monotonic()]
+        return time.monotonic() - quiet_since[0] >= 1.0
+
+    wait_until(quiet_a_second, timeout, "a second with the script idle", every=0.1)
 
 
 def status(page: Page):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import time
 
 import pytest
 
@@ -45,9 +44,8 @@ def test_a_run_id_ending_in_a_newline_is_refused():
 def test_importing_a_fifo_is_refused_at_once(tmp_path):
     fifo = tmp_path / "run.json"
     os.mkfifo(fifo)
-    began = time.monotonic()
     done = run_cli("import", str(fifo), "--db", str(tmp_path / "runs.sqlite3"), timeout=30)  # it hung before
-    assert done.returncode == 1 and time.monotonic() - began < 30
+    assert done.returncode == 1
     assert (
         done.stderr
         == f"error: {fifo}: The file is not a regular file (a directory, FIFO, device or socket); name a .json file.\n"
@@ -90,12 +88,18 @@ def test_a_sweep_on_a_gpu_that_is_not_here_stores_no_failed_row(tmp_path, capsys
 
 
 @pytest.mark.parametrize("command", [["train", *TINY], ["sweep", "--batch-sizes", "16"]])
-def test_a_json_path_that_cannot_be_written_is_refused_before_any_work(tmp_path, capsys, command):
+def test_a_json_path_that_cannot_be_written_is_refused_before_any_work(tmp_path, capsys, command, monkeypatch):
+    from core.engine import sweep, training
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("a training ran before the --json path was checked")
+
+    monkeypatch.setattr(training, "train", no_work)
+    monkeypatch.setattr(sweep, "run_sweep", no_work)
     db = tmp_path / "runs.sqlite3"
-    began = time.monotonic()
     assert main([*command, "--json", "/nonexistent/x", "--db", str(db)]) == 2
     assert one_error(capsys) == "error: --json: cannot write /nonexistent/x (no folder /nonexistent)."
-    assert rows(db) == [] and time.monotonic() - began < 5  # no training ran (or TensorFlow loaded) first
+    assert rows(db) == []
 
 
 def test_a_malformed_ray_address_is_refused_not_ignored(tmp_path, capsys):

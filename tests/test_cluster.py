@@ -12,10 +12,8 @@ import time
 import pytest
 
 from core.config import TrainConfig
-from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
-from core.runner import Runner
-from tests.conftest import require
+from tests.conftest import borrowed, require, wait_until
 
 pytestmark = pytest.mark.ray
 
@@ -52,19 +50,13 @@ def cluster():
 
 
 @pytest.fixture(scope="module")
-def recorded(cluster, tmp_path_factory):
-    """One runner for the module, its jobs recorded in a fresh store."""
-    runner, store = Runner(JOB_KINDS), Store(tmp_path_factory.mktemp("ray") / "runs.sqlite3")
-    attach(runner, store)
-    yield runner, store
-    runner.close()
-
-
-def wait_until(predicate, timeout: float = 150.0, every: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(every)
+def recorded(cluster, tmp_path_factory, session_runner):
+    """The shared runner for the module, its jobs recorded in a fresh store."""
+    store = Store(tmp_path_factory.mktemp("ray") / "runs.sqlite3")
+    with borrowed(session_runner) as runner:
+        attach(runner, store)
+        yield runner, store
+    store.close()
 
 
 def stored_epochs(store: Store, run_id: str) -> int:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
 from core.config import TrainConfig
 from core.engine import data
-from core.engine.kinds import JOB_KINDS
 from core.runner import JobStatus, Runner
+from tests.conftest import wait_until
 from ui import live
 
 # Synthetic data: always available, and small enough to train in a second.
@@ -18,16 +17,8 @@ SHORT = TrainConfig(dataset="synthetic", train_subset=200, batch_size=50, epochs
 LONG = TrainConfig(dataset="synthetic", train_subset=2000, batch_size=10, epochs=500)
 
 
-def wait_for(condition, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
-def test_a_group_queued_behind_another_says_what_it_waits_for_then_finishes():
-    with Runner(JOB_KINDS) as runner:  # closed after: its idle worker holds about 1 GB
-        _group_queued_behind_another(runner)
+def test_a_group_queued_behind_another_says_what_it_waits_for_then_finishes(shared_runner):
+    _group_queued_behind_another(shared_runner)
 
 
 def _group_queued_behind_another(runner: Runner) -> None:
@@ -38,7 +29,7 @@ def _group_queued_behind_another(runner: Runner) -> None:
     assert live.group_ids(runner, second[1]) == second
     assert live.active_group(runner) == first
 
-    wait_for(lambda: runner.status(first[0]).done >= 1)
+    wait_until(lambda: runner.status(first[0]).done >= 1)
     waiting = [runner.status(i) for i in second]
     assert live.is_active(waiting)
     line = live.status_line(waiting, labels, runner.current())

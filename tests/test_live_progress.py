@@ -3,17 +3,14 @@
 The real engine on synthetic data, in-process and through the Runner's worker process; the store is real SQLite.
 """
 
-import time
-
 import pytest
 
 from core import compare
 from core.config import TrainConfig
 from core.engine import training
-from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
 from core.results import CallPoint, EpochInProgress, EpochMetrics, RunResult
-from core.runner import Runner
+from tests.conftest import borrowed, wait_until
 
 # One epoch of several seconds on any machine: keras-fit (a callback per step, on Keras' threads) at batch 10.
 LONG_EPOCH = TrainConfig(dataset="synthetic", train_subset=12_000, batch_size=10, epochs=1, execution="keras-fit")
@@ -38,18 +35,21 @@ def test_an_epoch_in_progress_sends_its_calls_so_far_in_order(monkeypatch, execu
             assert samples[-1] <= result.epochs[epoch - 1].calls[-1].samples
 
 
-def test_a_running_jobs_epoch_in_progress_is_on_its_status_and_never_in_the_store(tmp_path):
+def test_a_running_jobs_epoch_in_progress_is_on_its_status_and_never_in_the_store(tmp_path, shared_runner):
     store = Store(tmp_path / "runs.sqlite3")
-    with Runner(JOB_KINDS) as runner:
+    with borrowed(shared_runner) as runner:
         attach(runner, store)
         run_id = runner.submit(LONG_EPOCH)
         seen = []
-        deadline = time.monotonic() + 180
-        while (status := runner.status(run_id)).state in ("queued", "running"):
+
+        def finished() -> bool:
+            status = runner.status(run_id)
             if status.in_progress is not None:
                 seen.append(status.in_progress)
-            assert time.monotonic() < deadline, "the run did not finish"
-            time.sleep(0.05)
+            return status.state not in ("queued", "running")
+
+        wait_until(finished, 180, "the run's end", every=0.05)
+        status = runner.status(run_id)
         assert status.state == "completed", status.error
         assert status.in_progress is None and status.done == 1  # finished: nothing is in progress any more
     assert seen, "no epoch in progress was seen during a several-second epoch"
@@ -84,10 +84,13 @@ def test_during_a_long_first_epoch_the_train_view_already_draws_the_race():
         at.session_state[key] = value
     at.run().button(key="run").click().run()
     (run_id,) = at.session_state["train"].ids
-    deadline = time.monotonic() + 120
-    while (status := get_runner().status(run_id)).in_progress is None or not status.in_progress.calls:
-        assert status.state in ("queued", "running") and time.monotonic() < deadline, "no epoch in progress seen"
-        time.sleep(0.05)
+
+    def in_progress() -> bool:
+        status = get_runner().status(run_id)
+        assert status.state in ("queued", "running"), "the run ended before an epoch in progress was seen"
+        return status.in_progress is not None and bool(status.in_progress.calls)
+
+    wait_until(in_progress, 120, "an epoch in progress", every=0.05)
     at.run()
     infos = [i.value for i in at.info]
     assert not any(i.startswith("The charts appear when epoch 1 finishes") for i in infos)

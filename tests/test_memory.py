@@ -6,10 +6,8 @@ import pytest
 
 from core.config import ConfigError, SweepConfig, TrainConfig
 from core.engine import memory, models
-from core.engine.kinds import JOB_KINDS
 from core.engine.tf_setup import tf
 from core.history.store import Store, attach
-from core.runner import Runner
 
 
 @pytest.mark.parametrize(("name", "hidden"), [("softmax", 128), ("mlp", 128), ("mlp", 7), ("cnn", 128)])
@@ -65,17 +63,14 @@ def test_a_run_that_does_not_fit_is_refused_with_the_estimate_and_the_free_memor
     )
 
 
-def test_the_runner_refuses_it_before_it_is_queued_or_stored(one_gib_free, tmp_path):
-    runner, store = Runner(JOB_KINDS), Store(tmp_path / "runs.sqlite3")
-    try:
-        attach(runner, store)
-        events = []
-        runner.add_listener(lambda event, job, payload: events.append(event))
-        with pytest.raises(ConfigError, match="only 1.0 GiB is free"):
-            runner.submit(TrainConfig(dataset="synthetic", model="cnn", batch_size=8192, train_subset=8192))
-        assert runner.jobs() == [] and events == [] and store.history() == []
-    finally:
-        runner.close()
+def test_the_runner_refuses_it_before_it_is_queued_or_stored(one_gib_free, tmp_path, shared_runner):
+    runner, store = shared_runner, Store(tmp_path / "runs.sqlite3")
+    attach(runner, store)
+    events = []
+    runner.add_listener(lambda event, job, payload: events.append(event))
+    with pytest.raises(ConfigError, match="only 1.0 GiB is free"):
+        runner.submit(TrainConfig(dataset="synthetic", model="cnn", batch_size=8192, train_subset=8192))
+    assert runner.jobs() == [] and events == [] and store.history() == []
 
 
 def test_the_largest_setting_is_refused_on_this_machine_unless_it_really_fits():

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 import pytest
 
+from core.runner import pool
 from core.engine import memory
 from core.runner import Runner
 from core.runner.kind import Kind
+from tests.conftest import wait_until
 
 
 @dataclass(frozen=True)
@@ -69,10 +71,7 @@ def test_a_comparisons_two_runs_start_in_the_two_waiting_workers_and_the_pool_fi
         assert all(set(beside) <= before for _, beside in results)
         # Once the group ended, two fresh workers wait again, and the page may offer Run.
         assert runner.warm(60)
-        deadline = time.monotonic() + 30
-        while not runner.ready():
-            assert time.monotonic() < deadline, "the pool did not fill again"
-            time.sleep(0.05)
+        wait_until(runner.ready, 30, "the pool filling again")
         again = {w.pid for w in runner._pool._waiting}
         assert len(again) == 2 and not again & waiting
 
@@ -81,9 +80,8 @@ def test_no_worker_starts_up_while_another_runners_run_is_timed():
     with Runner({PidsConfig: PIDS}) as timing:
         assert timing.warm(60)
         run_id = timing.submit(PidsConfig(seconds=1.5))
-        while timing.status(run_id).state != "running":
-            time.sleep(0.01)
-        time.sleep(0.2)  # the job is in its worker, being timed
+        wait_until(lambda: timing.status(run_id).state == "running", 30, "the timed run's start", every=0.01)
+        wait_until(lambda: pool._timed, 30, "the run's timing", every=0.01)  # the job is in its worker, being timed
         made: list[Runner] = []
         maker = threading.Thread(target=lambda: made.append(Runner({PidsConfig: PIDS})))
         maker.start()

@@ -51,10 +51,10 @@ def test_float16_trains_with_a_loss_scale_optimizer_and_no_global_policy():
 
 @pytest.mark.parametrize("execution", EXECUTIONS)
 def test_xla_on_sets_and_records_jit_compile_in_every_execution_mode(execution):
-    on = train(TrainConfig(execution=execution, xla="on", **{**TINY, "epochs": 1}))
+    on = train(TrainConfig(execution=execution, xla="on", **{**TINY, "epochs": 1}), measurements=False)
     assert on.status == "completed", on.error
     assert on.device["jit_compile"] is True and on.config["xla"] == "on"
-    off = train(TrainConfig(execution=execution, xla="off", **{**TINY, "epochs": 1}))
+    off = train(TrainConfig(execution=execution, xla="off", **{**TINY, "epochs": 1}), measurements=False)
     assert off.device["jit_compile"] is False
     # Same batches, same weights: XLA changes how the step runs, not what it learns.
     assert on.epochs[0].train_loss == pytest.approx(off.epochs[0].train_loss, rel=1e-3)

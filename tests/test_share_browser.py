@@ -12,7 +12,6 @@ import re
 import socket
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 
@@ -23,7 +22,7 @@ from websockets.sync.client import connect
 
 from core.history.store import Store
 from tests import st_client
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 from tests.sample_runs import make_result
 from tests.test_browser import (  # noqa: F401
     ARTIFACTS,
@@ -50,14 +49,16 @@ def shared():
     out = open(out_path, "w")  # noqa: SIM115 - closed when the server stops
     proc = subprocess.Popen(
         [sys.executable, "-m", "ui.share", "--address", "127.0.0.1", "--port", str(free_port())],
-        cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+        cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env={k: v for k, v in os.environ.items() if k != "TFDASH_WARM_UP"},
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 90
-        while not (found := re.findall(r"(http://\S+)", out_path.read_text())) or len(found) < 2:
+
+        def urls() -> list[str] | None:
             assert proc.poll() is None, "make share exited; see artifacts/share.log"
-            assert time.monotonic() < deadline, "make share printed no URLs within 90 s"
-            time.sleep(0.3)
+            found = re.findall(r"(http://\S+)", out_path.read_text())
+            return found if len(found) >= 2 else None
+
+        found = wait_until(urls, 90, "make share printing its two URLs", every=0.3)
         yield found[0], found[1], out_path
     finally:
         proc.terminate()

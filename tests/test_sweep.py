@@ -11,11 +11,9 @@ import pytest
 from core.cli import main
 from core.config import ConfigError
 from core.engine import limits, models, peak
-from core.engine.kinds import JOB_KINDS
 from core.engine.sweep import SweepConfig, SweepPoint, SweepResult, crossover_sentence, run_sweep
 from core.history.importer import RunFileError, validate_sweep
-from core.runner import Runner
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, borrowed, run_cli
 
 QUICK = dict(model="softmax", batch_sizes=(16, 256), steps=30, repeats=3)
 
@@ -174,21 +172,28 @@ def test_a_missing_gpu_fails_before_anything_is_timed():
     assert result.error.startswith("No GPU is visible to TensorFlow")
 
 
-def test_stop_is_honoured_within_a_second():
+def test_stop_is_honoured_at_the_next_check():
     config = SweepConfig(model="mlp", batch_sizes=(16, 64, 256, 1024), repeats=5)  # ~10 s if not stopped
-    stop_at = time.monotonic() + 2.0
-    result = run_sweep(config, should_stop=lambda: time.monotonic() >= stop_at)
-    late = time.monotonic() - stop_at
+    points, asked = [], []
+
+    def should_stop() -> bool:  # stop once the first point is in: mid-sweep, whatever the machine's pace
+        asked.append(bool(points))
+        return asked[-1]
+
+    began = time.monotonic()
+    result = run_sweep(config, on_point=lambda point, _: points.append(point), should_stop=should_stop)
+    print(f"the sweep ran {time.monotonic() - began:.1f} s")  # its pace is printed, not asserted (a loaded CI)
     assert result.status == "cancelled"
-    assert 0 <= late < 1.0
+    # The first "stop" ended it: every step asks first (tests/test_job.py), so none ran after it.
+    assert asked.count(True) == 1 and len(result.points) == 1
     assert all(p.samples_per_second for p in result.points)  # finished points kept, none half-done
 
 
 # -- through the runner and the command line ------------------------------------------------------
-def test_the_runner_runs_a_sweep_and_reports_points():
+def test_the_runner_runs_a_sweep_and_reports_points(session_runner):
     events, described = [], []
-    # Not get_runner(): that one records into the user's history. Closed after: its worker holds ~1 GB.
-    with Runner(JOB_KINDS) as runner:
+    # Not get_runner(): that one records into the user's history.
+    with borrowed(session_runner) as runner:
 
         def listen(event, job, payload):
             events.append(event)

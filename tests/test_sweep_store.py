@@ -7,7 +7,6 @@ import json
 import random
 import signal
 import statistics
-import time
 from pathlib import Path
 
 import pytest
@@ -16,11 +15,10 @@ from hypothesis import strategies as st
 
 from core.cli import main
 from core.config import DATASETS, MODELS
-from core.engine.kinds import JOB_KINDS
 from core.engine.sweep import SweepConfig, SweepPoint, SweepResult, crossover_sentence
 from core.history.importer import IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError
 from core.history.store import Store, StoreError, attach
-from core.runner import Runner
+from tests.conftest import borrowed, wait_until
 from tests.sample_runs import SERVER_HOST, make_result
 from tests.store_helpers import checkpoint, save_record
 
@@ -74,20 +72,18 @@ VALID_DICT = json.loads(VALID_TEXT)
 
 # -- a real sweep, run through the runner into a store ----------------------------------------------------
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    """A tiny CPU sweep run by a Runner attached to a fresh store: (store, the runner's final status)."""
-    runner, store = Runner(JOB_KINDS), Store(tmp_path_factory.mktemp("sweeps") / "runs.sqlite3")
-    attach(runner, store)
-    run_id = runner.submit(TINY)
-    status = runner.wait(run_id, timeout=120)
-    assert status.state == "completed", status.error
-    # The runner says "finished" to its listeners just after wait() returns, and the store's reader does not
-    # wait for its writer, so the row lands a moment later.
-    deadline = time.monotonic() + 10
-    while store.get_sweep(run_id) is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+def recorded(tmp_path_factory, session_runner):
+    """A tiny CPU sweep run by the shared Runner attached to a fresh store: (store, the runner's final status)."""
+    store = Store(tmp_path_factory.mktemp("sweeps") / "runs.sqlite3")
+    with borrowed(session_runner) as runner:
+        attach(runner, store)
+        run_id = runner.submit(TINY)
+        status = runner.wait(run_id, timeout=120)
+        assert status.state == "completed", status.error
+        # The runner says "finished" to its listeners just after wait() returns, and the store's reader does not
+        # wait for its writer, so the row lands a moment later.
+        wait_until(lambda: store.get_sweep(run_id) is not None, 10, "the sweep's row")
     yield store, status
-    runner.close()  # its idle worker holds about 1 GB
     store.close()
 
 

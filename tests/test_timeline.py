@@ -81,7 +81,9 @@ def test_what_the_softmax_model_learned(runs):
 
 
 def test_other_models_have_a_strip_but_no_templates():
-    result = train(TrainConfig(model="mlp", hidden_units=16, **{**SMALL, "epochs": 1, "train_subset": 200}))
+    result = train(
+        TrainConfig(model="mlp", hidden_units=16, **{**SMALL, "epochs": 1, "train_subset": 200}), measurements=False
+    )
     seen = result.epochs[-1].learned
     assert seen.templates is None and seen.template_scale is None and len(seen.predictions) == STRIP_SIZE
 

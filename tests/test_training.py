@@ -16,7 +16,10 @@ TINY = dict(dataset="synthetic", train_subset=600, batch_size=50, seed=3)
 
 def test_tutorial_model_reaches_the_published_baseline(fashion_mnist):
     # Published logistic-regression baseline on Fashion-MNIST: 0.842 test accuracy.
-    result = train(TrainConfig(dataset="fashion_mnist", model="softmax", epochs=2, batch_size=100, learning_rate=0.1))
+    result = train(
+        TrainConfig(dataset="fashion_mnist", model="softmax", epochs=2, batch_size=100, learning_rate=0.1),
+        measurements=False,
+    )
     assert result.status == "completed", result.error
     assert result.final_test_accuracy() >= 0.80
     assert result.device["variables_on"] == "CPU:0"
@@ -39,7 +42,7 @@ def test_parameter_counts_by_hand(name, hidden, expected):
 
 def test_every_epoch_is_recorded_with_honest_fields():
     seen = []
-    result = train(TrainConfig(epochs=3, **TINY), on_epoch=lambda m, r: seen.append(m.epoch))
+    result = train(TrainConfig(epochs=3, **TINY), on_epoch=lambda m, r: seen.append(m.epoch), measurements=False)
     assert result.status == "completed", result.error
     assert seen == [1, 2, 3]
     assert [e.warmup for e in result.epochs] == [True, False, False]
@@ -54,15 +57,15 @@ def test_every_epoch_is_recorded_with_honest_fields():
 
 
 def test_median_uses_steady_epochs_only():
-    result = train(TrainConfig(epochs=4, **TINY))
+    result = train(TrainConfig(epochs=4, **TINY), measurements=False)
     steady = sorted(e.train_seconds for e in result.epochs[1:])
     assert result.median_epoch_seconds() == pytest.approx(steady[1])
     assert result.warmup_seconds() == pytest.approx(result.epochs[0].train_seconds - steady[1])
 
 
 def test_same_seed_same_numbers():
-    a = train(TrainConfig(epochs=2, **TINY))
-    b = train(TrainConfig(epochs=2, **TINY))
+    a = train(TrainConfig(epochs=2, **TINY), measurements=False)
+    b = train(TrainConfig(epochs=2, **TINY), measurements=False)
     assert [e.test_accuracy for e in a.epochs] == [e.test_accuracy for e in b.epochs]
     assert [e.train_loss for e in a.epochs] == pytest.approx([e.train_loss for e in b.epochs], rel=1e-5)
 
@@ -71,7 +74,7 @@ def test_same_seed_same_numbers():
 def three_modes(fashion_mnist):
     """The same run in each execution mode: a 2,000-image Fashion-MNIST subset, 2 epochs (about 80 %, not saturated)."""
     settings = dict(dataset="fashion_mnist", train_subset=2_000, batch_size=50, epochs=2, seed=5)
-    return {name: train(TrainConfig(execution=name, **settings)) for name in EXECUTIONS}
+    return {name: train(TrainConfig(execution=name, **settings), measurements=False) for name in EXECUTIONS}
 
 
 def test_every_mode_trains_on_the_same_batches_so_accuracy_agrees(three_modes):
@@ -131,6 +134,7 @@ def test_cancel_keeps_finished_epochs():
         TrainConfig(epochs=50, **TINY),
         on_epoch=lambda m, r: finished.append(m.epoch),
         should_stop=lambda: len(finished) >= 2,
+        measurements=False,
     )
     assert result.status == "cancelled"
     assert [e.epoch for e in result.epochs] == [1, 2]
@@ -165,7 +169,7 @@ def test_failure_is_a_result_not_an_exception():
 
 def test_diverging_run_still_writes_valid_json():
     # A huge learning rate with Adam blows up; JSON must still be valid (no NaN tokens).
-    result = train(TrainConfig(epochs=2, optimizer="adam", learning_rate=10.0, **TINY))
+    result = train(TrainConfig(epochs=2, optimizer="adam", learning_rate=10.0, **TINY), measurements=False)
     text = result.to_json()
     assert "NaN" not in text and "Infinity" not in text
     data = json.loads(text)

@@ -7,12 +7,17 @@ fresh worker before it says it is ready (import TensorFlow and Keras then, not a
 
 from __future__ import annotations
 
+import os
+
 from core.config import MIN_SUBSET, SweepConfig, TrainConfig
 from core.engine import data as datasets
 from core.engine import memory
 from core.engine.sweep import run_sweep
 from core.engine.tf_setup import tf
 from core.engine.training import train
+
+# "import": a worker warms up by importing TensorFlow and Keras only (the tests' workers, whose jobs bring their own data).
+WARM_UP_ENV = "TFDASH_WARM_UP"
 
 
 def warm_up() -> None:
@@ -25,6 +30,8 @@ def warm_up() -> None:
     tf()
     import keras  # noqa: F401 - imported for its side effect: Keras' own start-up
 
+    if os.environ.get(WARM_UP_ENV) == "import":
+        return
     if datasets.availability("fashion_mnist").available:
         datasets.load("fashion_mnist")  # the default dataset, cached in this worker for its one job
     # One tiny epoch of the default execution mode: autograph converts the step once per process. Not the
