@@ -12,9 +12,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from core.runner import pool
 from core.engine import memory
-from core.runner import Runner
+from core.runner import Runner, pool
 from core.runner.kind import Kind
 from tests.conftest import wait_until
 
