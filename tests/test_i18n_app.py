@@ -102,7 +102,7 @@ def stored() -> dict[str, object]:
     runs = [make_result(run_id=f"{group}-{i}", seed=i) for i in (1, 2)]
     sweep = server_sweep()
     for result in (*runs, sweep):
-        get_store().save(result)
+        get_store().finish(result)
     return {"runs": [r.run_id for r in runs], "sweep": sweep.run_id}
 
 

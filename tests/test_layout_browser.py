@@ -258,7 +258,7 @@ def test_in_chinese_at_1280x720_every_view_fits_and_speaks_chinese(server, brows
 
     group = f"{uuid.uuid4().int % 10**8:08d}"
     for i in (1, 2):
-        get_store().save(make_result(run_id=f"{group}-{i}", seed=i))
+        get_store().finish(make_result(run_id=f"{group}-{i}", seed=i))
     page = browser.new_page(viewport=SIZES["720p"])
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(str(err)))
