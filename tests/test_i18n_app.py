@@ -131,6 +131,8 @@ def own_names(stored: dict) -> set[str]:
     """Names the page shows as they are: this machine's (CPU model, host), the stored runs' hosts, GPUs and ids."""
     hw = hardware_check.result()
     values = [*map(str, hw.host.values()), *(str(g.get("name")) for g in hw.gpus), *stored["runs"], stored["sweep"]]
+    # Every stored run's id and its short form (the labels'), other tests' runs in this process's history too.
+    values += [v for r in get_store().history() for v in (r.run_id, r.run_id[:6])]
     return {v for v in values if v and v != "None"} | {"gpu-server", "NVIDIA H200", "AMD EPYC 9654 96-Core Processor"}
 
 

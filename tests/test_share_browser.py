@@ -7,6 +7,7 @@ disabled; the presenter runs and stops a run, and the viewer sees it live and wh
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 import socket
@@ -247,9 +248,13 @@ def test_the_token_is_taken_once_and_only_alone_then_a_cookie_keeps_the_role_unt
 def test_text_from_a_file_is_shown_as_text_never_as_a_link_or_a_colour(shared, browser):  # noqa: F811
     viewer_url, _, _ = shared
     hostile = "www.evil.example :red[x] <b>bold</b> **strong** http://evil.example/a evil@evil.example"
-    run = make_result(run_id="hostile-host-1", seed=7, started_at="2099-01-01T00:00:00.000+00:00")
+    # The newest runs in the history (a file from the future is refused): started a minute ago, finished since.
+    began = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=60)
+    stamps = [(began + datetime.timedelta(seconds=s)).isoformat(timespec="milliseconds") for s in (0, 1, 10)]
+    run = make_result(run_id="hostile-host-1", seed=7, started_at=stamps[0])
     run.host = {**run.host, "hostname": hostile}
-    other = make_result(run_id="plain-host-1", seed=8, started_at="2099-01-01T00:00:01.000+00:00")
+    other = make_result(run_id="plain-host-1", seed=8, started_at=stamps[1])
+    run.finished_at = other.finished_at = stamps[2]
     other.config = {**other.config, "batch_size": 100}
     with Store(os.environ["TFDASH_DB"]) as store:  # as an import would: the same checks, the same file
         for result in (run, other):
@@ -263,14 +268,14 @@ def test_text_from_a_file_is_shown_as_text_never_as_a_link_or_a_colour(shared, b
     pick_first(page, "history_pick")
     page.keyboard.press("Escape")
     wait_until_idle(page)
-    expect(page.locator("h3", has_text="faster than")).to_be_visible(timeout=30_000)  # the headline names the host
+    expect(page.locator("h4", has_text="faster than")).to_be_visible(timeout=30_000)  # the headline names the host
     page.screenshot(path=ARTIFACTS / "share-hostile-host.png")
     hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))")
     assert not [h for h in hrefs if "evil" in h and not h.startswith("#")], hrefs  # no autolink anywhere
     assert (
         page.locator(".stMarkdownColoredText").count() == 0 and page.locator("b, strong", has_text="bold").count() == 0
     )
-    assert "www.evil.example :red[x] <b>bold</b>" in page.locator("h3", has_text="faster than").inner_text().replace(
+    assert "www.evil.example :red[x] <b>bold</b>" in page.locator("h4", has_text="faster than").inner_text().replace(
         "\u2060", ""
     )
     assert errors == []
