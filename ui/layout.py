@@ -26,9 +26,9 @@ CSS = """
 [data-testid="stMainBlockContainer"] { padding-top: 2.8rem; padding-bottom: 2rem; }
 [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
 body:not([style*="overflow: hidden"]) .st-key-run_charts [data-testid="stVegaLiteChart"] {
-  height: clamp(260px, calc(100vh - 385px), 640px) !important;
+  height: clamp(260px, calc(100vh - 400px), 640px) !important;
 }
-.st-key-headline:has(h4) { min-height: 3.5rem; justify-content: center; }
+.st-key-headline:has(h4) { min-height: 4.4rem; justify-content: center; }
 .st-key-headline h4 { padding: 0; font-size: 1.35rem; line-height: 1.3; }
 .st-key-train_status, .st-key-sweep_status { min-height: 3.25rem; justify-content: center; }
 [data-testid="stStatusWidget"] button { display: none; }
