@@ -167,23 +167,45 @@ def click(page: Page, key: str) -> None:
     page.locator(f".st-key-{key} button:enabled").first.click(timeout=60_000)
 
 
-def pick_first(page: Page, key: str, timeout: float = 90) -> str:
+def pick_first(page: Page, key: str, timeout: float = 90, typed: str = "") -> str:
     """Open the multiselect keyed `key` and pick its first option, as a person would; returns the option's text.
+    typed: words typed into the widget first, so the list holds only the options that contain them (a long
+    history's list shows only its first options, and other tests' newer runs come first).
 
     A rerun (a run finishing, a fragment's tick) may redraw the widget and close its list between the
     click and the pick, so a list that is not open within a few seconds is opened again.
     """
     deadline = time.monotonic() + timeout
     while True:
-        page.locator(f".st-key-{key} input").first.click(timeout=60_000)
-        option = page.get_by_role("option").first
+        field = page.locator(f".st-key-{key} input").first
+        field.click(timeout=60_000)
+        if typed:
+            field.press_sequentially(typed)
+        option = page.get_by_role("option").filter(has_text=typed).first
         try:
             option.wait_for(state="visible", timeout=5_000)
             text = option.inner_text()
             option.click(timeout=5_000)
+            if typed:  # a rerun that redrew the widget as the click landed leaves nothing picked: again
+                page.locator(f".st-key-{key}").filter(has_text=text).wait_for(timeout=5_000)
             return text
         except PlaywrightTimeoutError:
-            assert time.monotonic() < deadline, f"the list of {key} never opened with an option in it"
+            assert time.monotonic() < deadline, f"the list of {key} never opened with an option {typed!r} in it"
+            page.keyboard.press("Escape")
+
+
+def choose(page: Page, key: str, option: str, timeout: float = 60) -> None:
+    """Choose `option` in the selectbox keyed `key`, as a person would: again if a rerun redrew it as the click landed."""
+    deadline = time.monotonic() + timeout
+    field = page.locator(f".st-key-{key} input").first
+    while True:
+        field.click(timeout=30_000)
+        try:
+            page.get_by_role("option", name=option).click(timeout=5_000)
+            expect(field).to_have_value(option, timeout=5_000)  # the chosen option is the field's value
+            return
+        except (PlaywrightTimeoutError, AssertionError):
+            assert time.monotonic() < deadline, f"{option!r} could not be chosen in {key}"
             page.keyboard.press("Escape")
 
 
@@ -351,10 +373,9 @@ def test_a_two_value_precision_comparison_runs_side_by_side(server, browser, fas
     preset(page, "Quick demo")
     wait_until_idle(page)
     # Compare along precision: its starting pair (float32, mixed_bfloat16) on the Device choice's CPU.
-    page.locator(".st-key-axis input").first.click(timeout=30_000)
-    page.get_by_role("option", name="Precision").click()
+    choose(page, "axis", "Precision")
     wait_until_idle(page)
-    expect(page.locator(".st-key-axis_choices")).to_contain_text("mixed_bfloat16", timeout=10_000)
+    expect(page.locator(".st-key-axis_choices")).to_contain_text("mixed_bfloat16", timeout=30_000)
     click(page, "run")
     expect(status(page)).to_contain_text(f"CPU (mixed_bfloat16): done, {DEMO_EPOCHS} epochs", timeout=180_000)
     expect(status(page)).to_contain_text(f"CPU (float32): done, {DEMO_EPOCHS} epochs")

@@ -49,7 +49,7 @@ def test_a_running_jobs_epoch_in_progress_is_on_its_status_and_never_in_the_stor
             return status.state not in ("queued", "running")
 
         wait_until(finished, 180, "the run's end", every=0.05)
-        status = runner.status(run_id)
+        status = runner.wait(run_id, 30)  # its listeners (the store's writes) have seen the end once wait() returns
         assert status.state == "completed", status.error
         assert status.in_progress is None and status.done == 1  # finished: nothing is in progress any more
     assert seen, "no epoch in progress was seen during a several-second epoch"
