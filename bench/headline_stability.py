@@ -53,9 +53,10 @@ def main() -> None:
     args = parser.parse_args()
 
     from core import compare
-    from core.config import PRESETS, TrainConfig
+    from core.config import TrainConfig
     from core.engine.kinds import JOB_KINDS
     from core.history.store import Store, attach
+    from core.presets import PRESETS
     from core.runner import Runner
 
     preset = dict(PRESETS["Quick demo"])

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
 from core.device_spec import DeviceSpec, parse_device_name
+from core.i18n import N_, _
 
 DATASETS = ("mnist", "fashion_mnist", "synthetic")
 MODELS = ("softmax", "mlp", "cnn")
@@ -37,7 +38,7 @@ MIN_SUBSET = 10
 MAX_SYNTHETIC = 1_000_000
 MAX_HIDDEN = 16_384
 
-DEVICE_FORMS = "cpu, gpu, gpu:N, cpu:N, gpu:all or cpu:all, optionally after NODE/ for a Ray node"
+DEVICE_FORMS = N_("cpu, gpu, gpu:N, cpu:N, gpu:all or cpu:all, optionally after NODE/ for a Ray node")
 
 
 class ConfigError(ValueError):
@@ -48,11 +49,17 @@ class ConfigError(ValueError):
         self.field = field
 
 
+def refused(field: str, sentence: str, /, **values: Any) -> ConfigError:
+    """The ConfigError saying `sentence` (marked N_) in the page's language (the CLI's: English), values filled in."""
+    return ConfigError(field, _(sentence).format(**values))
+
+
 def parse_device(value: Any) -> DeviceSpec:
     """'GPU' -> DeviceSpec(None, 'gpu'), 'Box/GPU:ALL' -> DeviceSpec('box', 'gpu', 'all'); raise ConfigError else."""
     spec = parse_device_name(value)
     if spec is None:
-        raise ConfigError("device", f"device must be {DEVICE_FORMS} (N a device number), not {value!r}.")
+        said = N_("device must be {forms} (N a device number), not {value!r}.")
+        raise refused("device", said, forms=_(DEVICE_FORMS), value=value)
     return spec
 
 
@@ -63,18 +70,20 @@ def normalize_device(value: Any) -> str:
 
 def split_device(device: str) -> tuple[str | None, str]:
     """'gpu-box/gpu:0' -> ('gpu-box', 'gpu:0'); 'cpu' -> (None, 'cpu'): the Ray node (None: this machine), the device."""
-    node, _, local = device.rpartition("/")
+    node, _sep, local = device.rpartition("/")
     return node or None, local
 
 
 def _int(field: str, value: Any, low: int, high: int, extra: str = "") -> int:
+    bounds = {"field": field, "low": low, "high": high, "extra": extra}
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise ConfigError(field, f"{field} must be a whole number from {low} to {high}{extra}, not {value!r}.")
+            said = N_("{field} must be a whole number from {low} to {high}{extra}, not {value!r}.")
+            raise refused(field, said, **bounds, value=value)
     if not low <= value <= high:
-        raise ConfigError(field, f"{field} must be from {low} to {high}{extra}, not {value}.")
+        raise refused(field, N_("{field} must be from {low} to {high}{extra}, not {value}."), **bounds, value=value)
     return value
 
 
@@ -85,7 +94,8 @@ def canonical_execution(value: Any) -> Any:
 
 def _choice(field: str, value: Any, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
-        raise ConfigError(field, f"{field} must be one of {', '.join(allowed)}, not {value!r}.")
+        said = N_("{field} must be one of {allowed}, not {value!r}.")
+        raise refused(field, said, field=field, allowed=", ".join(allowed), value=value)
     return value
 
 
@@ -123,30 +133,26 @@ class TrainConfig:
 
         lr = self.learning_rate
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr):
-            raise ConfigError(
-                "learning_rate", f"learning_rate must be a finite number above 0 and at most 10, not {lr!r}."
-            )
+            said = N_("learning_rate must be a finite number above 0 and at most 10, not {lr!r}.")
+            raise refused("learning_rate", said, lr=lr)
         if not 0 < lr <= MAX_LEARNING_RATE:
-            raise ConfigError("learning_rate", f"learning_rate must be above 0 and at most 10, not {lr}.")
+            raise refused("learning_rate", N_("learning_rate must be above 0 and at most 10, not {lr}."), lr=lr)
         object.__setattr__(self, "learning_rate", float(lr))
 
         full = TRAIN_SIZES[self.dataset]
         if self.train_subset is not None:
             high = MAX_SYNTHETIC if self.dataset == "synthetic" else full
-            object.__setattr__(
-                self,
-                "train_subset",
-                _int("train_subset", self.train_subset, MIN_SUBSET, high, f" for {self.dataset}"),
-            )
+            extra = _(" for {dataset}").format(dataset=self.dataset)
+            object.__setattr__(self, "train_subset", _int("train_subset", self.train_subset, MIN_SUBSET, high, extra))
         n_train = self.train_size
-        _int("batch_size", self.batch_size, 1, min(MAX_BATCH, n_train), f" (the training set has {n_train:,} samples)")
+        extra = _(" (the training set has {n:,} samples)").format(n=n_train)
+        _int("batch_size", self.batch_size, 1, min(MAX_BATCH, n_train), extra)
         object.__setattr__(self, "batch_size", int(self.batch_size))
         if spec.mirrored and self.execution == "multi-step-loop":
-            raise ConfigError(
-                "execution",
-                f"execution must be keras-fit or keras-fit-spe for device {self.device}: "
-                "MirroredStrategy trains through model.fit.",
+            said = N_(
+                "execution must be keras-fit or keras-fit-spe for device {device}: MirroredStrategy trains through model.fit."
             )
+            raise refused("execution", said, device=self.device)
 
     @property
     def device_spec(self) -> DeviceSpec:
@@ -176,30 +182,12 @@ class TrainConfig:
     def from_dict(cls, data: Any) -> TrainConfig:
         """Build from a dict (e.g. an imported file); unknown or missing keys are errors."""
         if not isinstance(data, dict):
-            raise ConfigError("config", "config must be an object with the run's settings.")
+            raise refused("config", N_("config must be an object with the run's settings."))
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:
-            raise ConfigError(unknown[0], f"config has an unknown field {unknown[0]!r}.")
+            raise refused(unknown[0], N_("config has an unknown field {name!r}."), name=unknown[0])
         return cls(**data)
-
-
-# -- presets: the dashboard's one-click settings, as TrainConfig fields --------------------
-PRESETS = {
-    "The tutorial": {
-        "dataset": "fashion_mnist", "model": "softmax", "optimizer": "sgd", "learning_rate": 0.1,
-        "batch_size": 100, "epochs": 10, "seed": 0, "execution": "multi-step-loop", "train_subset": None, "hidden_units": 128,
-        "precision": "float32", "xla": "auto",
-    },
-    # Six epochs of 30,000 images, not three of 60,000: five steady epochs steady the headline (bench/headline_stability.py).
-    "Quick demo": {
-        "dataset": "fashion_mnist", "model": "mlp", "optimizer": "adam", "learning_rate": 0.001,
-        "batch_size": 100, "epochs": 6, "seed": 0, "execution": "multi-step-loop", "train_subset": 30000, "hidden_units": 128,
-        "precision": "float32", "xla": "auto",
-    },
-}  # fmt: skip
-# Each preset's device mode: (with a GPU, without one). Without a GPU the Quick demo still compares two runs.
-PRESET_MODES = {"The tutorial": ("cpu-vs-gpu", "cpu"), "Quick demo": ("cpu-vs-gpu", "fit:cpu")}
 
 
 # -- batch-size sweeps ----------------------------------------------------------------------
@@ -214,33 +202,38 @@ MAX_REPEATS = 50
 def _devices(value: Any) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= MAX_DEVICES:
-        raise ConfigError("devices", f"devices must list 1 to {MAX_DEVICES} devices, such as cpu,gpu, not {value!r}.")
+        said = N_("devices must list 1 to {n} devices, such as cpu,gpu, not {value!r}.")
+        raise refused("devices", said, n=MAX_DEVICES, value=value)
     names = []
     for item in items:
         try:
             names.append(normalize_device(item))
         except ConfigError:
-            raise ConfigError("devices", f"devices must each be {DEVICE_FORMS}, not {item!r}.") from None
+            said = N_("devices must each be {forms}, not {value!r}.")
+            raise refused("devices", said, forms=_(DEVICE_FORMS), value=item) from None
     if any(n.endswith(":all") for n in names):
-        raise ConfigError("devices", f"devices must each be one device (a sweep times one at a time), not {value!r}.")
+        said = N_("devices must each be one device (a sweep times one at a time), not {value!r}.")
+        raise refused("devices", said, value=value)
     if len({split_device(n)[0] for n in names}) > 1:
-        raise ConfigError("devices", f"devices must all be on one machine (a sweep runs on one), not {value!r}.")
+        said = N_("devices must all be on one machine (a sweep runs on one), not {value!r}.")
+        raise refused("devices", said, value=value)
     canonical = [n if ":" in n else f"{n}:0" for n in names]  # 'gpu' is 'gpu:0'
     for i, name in enumerate(canonical):
         if name in canonical[:i]:
-            raise ConfigError("devices", f"devices lists {names[i]} twice.")
+            raise refused("devices", N_("devices lists {device} twice."), device=names[i])
     return tuple(names)
 
 
 def _batch_sizes(value: Any) -> tuple[int, ...]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= MAX_BATCH_SIZES:
-        raise ConfigError("batch_sizes", f"batch_sizes must list 1 to {MAX_BATCH_SIZES} batch sizes, not {value!r}.")
+        said = N_("batch_sizes must list 1 to {n} batch sizes, not {value!r}.")
+        raise refused("batch_sizes", said, n=MAX_BATCH_SIZES, value=value)
     sizes = []
     for item in items:
         if isinstance(item, str) and item.strip().isdigit():
             item = int(item)
-        sizes.append(_int("batch_sizes", item, 1, MAX_BATCH, " for each batch size"))
+        sizes.append(_int("batch_sizes", item, 1, MAX_BATCH, _(" for each batch size")))
     return tuple(sorted(set(sizes)))
 
 
@@ -267,7 +260,7 @@ class SweepConfig:
         _choice("model", self.model, MODELS)
         object.__setattr__(self, "batch_sizes", _batch_sizes(self.batch_sizes))
         if self.steps is not None:
-            object.__setattr__(self, "steps", _int("steps", self.steps, 1, MAX_STEPS, " (or none, for auto)"))
+            object.__setattr__(self, "steps", _int("steps", self.steps, 1, MAX_STEPS, _(" (or none, for auto)")))
         object.__setattr__(self, "repeats", _int("repeats", self.repeats, 1, MAX_REPEATS))
         object.__setattr__(self, "hidden_units", _int("hidden_units", self.hidden_units, 1, MAX_HIDDEN))
         _choice("dataset", self.dataset, DATASETS)
@@ -293,8 +286,8 @@ class SweepConfig:
     def from_dict(cls, data: Any) -> SweepConfig:
         """Build from a dict (e.g. an imported file); unknown keys are errors."""
         if not isinstance(data, dict):
-            raise ConfigError("config", "config must be an object with the sweep's settings.")
+            raise refused("config", N_("config must be an object with the sweep's settings."))
         unknown = sorted(set(data) - {f.name for f in fields(cls)})
         if unknown:
-            raise ConfigError(unknown[0], f"config has an unknown field {unknown[0]!r}.")
+            raise refused(unknown[0], N_("config has an unknown field {name!r}."), name=unknown[0])
         return cls(**data)

@@ -20,9 +20,10 @@ from PIL import Image as PILImage
 from streamlit.testing.v1 import AppTest
 
 from core import compare, device_modes, hardware_check, snippet
-from core.config import PRESETS, ConfigError, TrainConfig
+from core.config import ConfigError, TrainConfig
 from core.engine import data
 from core.engine.devices import GPU_ADVICE
+from core.presets import PRESETS
 from tests.conftest import ROOT, require, wait_until
 from ui import access, live, views
 from ui.resources import get_runner, get_store

@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from core import device_modes, hardware_check
-from core.config import PRESETS
+from core.presets import PRESETS
 from tests.conftest import ROOT, require, wait_until
 from tests.sample_runs import make_result
 

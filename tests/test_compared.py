@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from core import hardware_check
-from core.config import PRESETS, TrainConfig
+from core.config import TrainConfig
+from core.presets import PRESETS
 from ui import compared
 
 NO_GPU = hardware_check.Hardware(hardware_check.READY, host={"gpus": []})

@@ -92,8 +92,9 @@ def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None, smoothi
         var_name="data",
         value_name="accuracy",
     )
-    long["data"] = long["data"].map({"test_accuracy": "Test", "train_accuracy": "Train"})
-    long = chart_aids.smoothed(long, "accuracy", smoothing, long["data"] == "Train")
+    test, train = _("Test"), _("Train")  # the tooltip's words for the two lines
+    long["data"] = long["data"].map({"test_accuracy": test, "train_accuracy": train})
+    long = chart_aids.smoothed(long, "accuracy", smoothing, long["data"] == train)
     domain = _epoch_domain(frame, epochs_total)
     x_scale = alt.Scale(domain=[1, max(domain[-1], 2)], nice=False)
     x = alt.X("epoch:Q", title=_("Epoch"), scale=x_scale, axis=alt.Axis(tickMinStep=1, format="d"))
@@ -107,8 +108,8 @@ def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None, smoothi
             strokeDash=alt.StrokeDash(
                 "data:N",
                 title=_("Data"),
-                sort=["Test", "Train"],
-                scale=alt.Scale(domain=["Test", "Train"], range=[[1, 0], [7, 5]]),
+                sort=[test, train],
+                scale=alt.Scale(domain=[test, train], range=[[1, 0], [7, 5]]),
                 legend=None,  # the subtitle says which is which, in words
             ),
             detail="series:N",
@@ -120,7 +121,7 @@ def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None, smoothi
             ],
         )
     )
-    parts = {_("training"): long["data"] == "Train", _("test"): long["data"] == "Test"}
+    parts = {_("training"): long["data"] == train, _("test"): long["data"] == test}
     rows = chart_aids.readout(long, "epoch", parts, grid=pd.Series(domain, dtype=float).to_numpy())
     hover = chart_aids.readout_layer(rows, x, list(dict.fromkeys(long["series"])), "Epoch", "d")
     return _style(alt.layer(chart, hover), _("Accuracy per epoch"), _("solid = test set, dashed = training set"))
@@ -139,7 +140,7 @@ def race_chart(points: pd.DataFrame, target: float | None = None, smoothing: flo
     runs ahead; test accuracy at each epoch's end. target: a horizontal rule at that accuracy. smoothing: the
     training line's, as TensorBoard's. Epoch 1 (compiling) is shaded; hovering reads every run at that moment.
     """
-    data = points.assign(data=points["kind"].map({"test": "Test", "train": "Train"}))
+    data = points.assign(data=points["kind"].map({"test": _("Test"), "train": _("Train")}))
     data = chart_aids.smoothed(data, "accuracy", smoothing, data["kind"] == "train")
     # The first calls' running training accuracy starts near chance; an axis down to it would flatten the
     # finish, where the runs differ. So the axis starts 10 points below the lowest test accuracy (clipped).

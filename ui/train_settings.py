@@ -18,14 +18,13 @@ from core.config import (
     MAX_SEED,
     MAX_SYNTHETIC,
     PRECISIONS,
-    PRESET_MODES,
-    PRESETS,
     XLA_CHOICES,
 )
 from core.engine import data as datasets
 from core.engine import models
 from core.engine.devices import GPU_ADVICE
 from core.i18n import N_, _
+from core.presets import PRESET_MODES, PRESETS
 from ui import compare_settings, compared, kept, links
 from ui.resources import hardware
 
