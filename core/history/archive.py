@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from core.history.limits import MAX_FILE_BYTES, SIZE_WORDS, printable
+from core.i18n import _
 
 MAX_ZIP_FILES = 200  # .json members in one .zip; History's own downloads hold the runs picked
 MAX_ZIP_BYTES = 100 * 2**20  # unzipped, all members together: 200 of the tutorial's runs are about 40 MB
@@ -49,28 +50,29 @@ def zip_members(data: bytes) -> Iterator[Member]:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
         raise ArchiveError(
-            "this is not a readable .zip file; upload the .json files it held, or the .zip as downloaded"
+            _("this is not a readable .zip file; upload the .json files it held, or the .zip as downloaded")
         ) from None
     with archive:
         members = [m for m in archive.infolist() if not m.is_dir() and m.filename.lower().endswith(".json")]
         if not members:
-            raise ArchiveError("the .zip holds no .json file; it must hold run or sweep files (.json)")
+            raise ArchiveError(_("the .zip holds no .json file; it must hold run or sweep files (.json)"))
         if len(members) > MAX_ZIP_FILES:
-            raise ArchiveError(f"the .zip holds {len(members)} .json files; at most {MAX_ZIP_FILES} are allowed")
+            said = _("the .zip holds {count} .json files; at most {limit} are allowed")
+            raise ArchiveError(said.format(count=len(members), limit=MAX_ZIP_FILES))
         total = 0
         for info in members:
             name = printable(info.filename)
             data_read, over = _read(archive, info, min(MAX_FILE_BYTES, MAX_ZIP_BYTES - total))
             total += len(data_read)
             if over and total >= MAX_ZIP_BYTES:
-                raise ArchiveError(
-                    f"the .zip unzips to more than {MAX_ZIP_BYTES:,} bytes in all (at {name}); the limit is "
-                    f"{MAX_ZIP_BYTES / 2**20:g} MiB: import its runs in several smaller .zip files"
+                said = _(
+                    "the .zip unzips to more than {limit:,} bytes in all (at {name}); the limit is "
+                    "{mib:g} MiB: import its runs in several smaller .zip files"
                 )
+                raise ArchiveError(said.format(limit=MAX_ZIP_BYTES, name=name, mib=MAX_ZIP_BYTES / 2**20))
             if over:
-                yield Member(
-                    name, None, f"it unzips to more than {MAX_FILE_BYTES:,} bytes; a file is at most {SIZE_WORDS}"
-                )
+                said = _("it unzips to more than {limit:,} bytes; a file is at most {words}")
+                yield Member(name, None, said.format(limit=MAX_FILE_BYTES, words=SIZE_WORDS))
             else:
                 yield Member(name, data_read)
 
@@ -86,5 +88,6 @@ def _read(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> tuple[
                     return bytes(out), False
                 out += chunk
     except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as err:  # RuntimeError: encrypted
-        raise ArchiveError(f"{printable(info.filename)} in the .zip cannot be read ({err})") from None
+        said = _("{name} in the .zip cannot be read ({problem})")
+        raise ArchiveError(said.format(name=printable(info.filename), problem=err)) from None
     return bytes(out[:limit]), True

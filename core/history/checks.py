@@ -18,9 +18,11 @@ from jsonschema.exceptions import ValidationError
 
 from core import crossover
 from core.config import ConfigError, SweepConfig, TrainConfig
+from core.history.allowed import allowed_words
 from core.history.keywords import KEYWORDS
 from core.history.limits import RunFileError, show, show_key
 from core.history.schemas import SCHEMAS, TRAIN_KIND
+from core.i18n import _
 from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
 
 # JSON Schema counts 1.0 as an integer; a file's whole numbers are written as 1, so anything else is refused.
@@ -55,14 +57,15 @@ def path_text(path: Iterable[str | int]) -> str:
 
 def sentence(error: ValidationError) -> str:
     """One sentence for a schema violation: the field's path and what is allowed there."""
-    where = path_text(error.absolute_path) or "The file"
+    where = path_text(error.absolute_path) or _("The file")
     if error.validator == "required":
         missing = sorted(set(error.validator_value) - set(error.instance))[0]
-        return f"{where} is missing the field {missing!r}."
+        return _("{where} is missing the field {field!r}.").format(where=where, field=missing)
     if error.validator == "additionalProperties" and error.validator_value is False:
         unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))[0]
-        return f"{where} has an unknown field {show(unknown)}."
-    return f"{where} must be {error.schema.get('description', 'as the file format says')}, not {show(error.instance)}."
+        return _("{where} has an unknown field {field}.").format(where=where, field=show(unknown))
+    allowed = allowed_words(error.schema)
+    return _("{where} must be {allowed}, not {value}.").format(where=where, allowed=allowed, value=show(error.instance))
 
 
 _EPOCH_AS_GIVEN = ("epoch", *V2_EPOCH_FIELDS)  # an epoch's fields that are not one measurement (the calls: a list)
@@ -82,21 +85,26 @@ def check_version(kind: str, data: dict[str, Any]) -> int:
     """The document's schema_version, if this app has a schema for it."""
     versions = SCHEMAS[kind]
     if "schema_version" not in data:
-        raise RunFileError("The file is missing the field 'schema_version'.")
+        raise RunFileError(_("The file is missing the field 'schema_version'."))
     version, newest = data["schema_version"], max(versions)
     if type(version) is int and newest < version < 10**6:  # not true, not 1.0
-        raise RunFileError(f"schema_version {version} is newer than this app reads ({newest}); update the app.")
+        said = _("schema_version {version} is newer than this app reads ({newest}); update the app.")
+        raise RunFileError(said.format(version=version, newest=newest))
     if type(version) is not int or version not in versions:
-        known = [str(v) for v in sorted(versions)]
-        allowed = known[0] if len(known) == 1 else f"{', '.join(known[:-1])} or {known[-1]}"
-        raise RunFileError(f"schema_version must be {allowed}, not {show(version)}.")
+        *known, last = [str(v) for v in sorted(versions)]
+        if not known:
+            raise RunFileError(
+                _("schema_version must be {allowed}, not {value}.").format(allowed=last, value=show(version))
+            )
+        said = _("schema_version must be {some} or {last}, not {value}.")
+        raise RunFileError(said.format(some=", ".join(known), last=last, value=show(version)))
     return version
 
 
 def check_schema(kind: str, data: Any) -> None:
     """Raise RunFileError naming the first place where `data` breaks its kind's schema, at its version."""
     if not isinstance(data, dict):
-        raise RunFileError(f"The file must be an object ({{...}}), not {show(data)}.")
+        raise RunFileError(_("The file must be an object ({{...}}), not {value}.").format(value=show(data)))
     errors = sorted(VALIDATORS[kind, check_version(kind, data)].iter_errors(data), key=_order)
     if errors:
         raise RunFileError(sentence(errors[0]))
@@ -106,7 +114,7 @@ def _config(cls: type, value: dict[str, Any]) -> Any:
     try:
         return cls.from_dict(value)
     except ConfigError as err:
-        raise RunFileError(f"config: {err}") from None
+        raise RunFileError(_("config: {problem}").format(problem=err)) from None
 
 
 # -- the checks that compare fields, once the schema holds ---------------------------------------------
@@ -114,14 +122,15 @@ def _run(data: dict[str, Any]) -> RunResult:
     config = _config(TrainConfig, data["config"])
     epochs = data["epochs"]
     if len(epochs) > config.epochs:
-        raise RunFileError(f"epochs lists {len(epochs)} epochs but config.epochs is {config.epochs}.")
+        said = _("epochs lists {count} epochs but config.epochs is {epochs}.")
+        raise RunFileError(said.format(count=len(epochs), epochs=config.epochs))
     if data["status"] == "completed" and len(epochs) != config.epochs:
-        raise RunFileError(f"A completed run has all {config.epochs} epochs; this one lists {len(epochs)}.")
+        said = _("A completed run has all {epochs} epochs; this one lists {count}.")
+        raise RunFileError(said.format(count=len(epochs), epochs=config.epochs))
     for i, epoch in enumerate(epochs):
         if epoch["epoch"] != i + 1:
-            raise RunFileError(
-                f"epochs[{i}].epoch must be {i + 1} (epochs are numbered 1, 2, ... in order), not {epoch['epoch']}."
-            )
+            said = _("epochs[{i}].epoch must be {number} (epochs are numbered 1, 2, ... in order), not {value}.")
+            raise RunFileError(said.format(i=i, number=i + 1, value=epoch["epoch"]))
         _consistent_epoch(f"epochs[{i}]", epoch, config, data["device"])
     return RunResult(
         # TrainConfig's values, but the execution mode in the file's own words: an older name for the same
@@ -150,29 +159,33 @@ AGREE = 0.01
 def _consistent_epoch(where: str, epoch: dict[str, Any], config: TrainConfig, device: dict[str, Any]) -> None:
     """An epoch whose figures contradict each other, or the run's, is refused: a headline made from it would lie."""
     if epoch["warmup"] != (epoch["epoch"] == 1):
-        raise RunFileError(
-            f"{where}.warmup must be {str(epoch['epoch'] == 1).lower()}: epoch 1, and only epoch 1, is the warm-up "
-            "(tracing and compiling)."
-        )
+        said = _("{where}.warmup must be {value}: epoch 1, and only epoch 1, is the warm-up (tracing and compiling).")
+        raise RunFileError(said.format(where=where, value=str(epoch["epoch"] == 1).lower()))
     batch = device.get("global_batch_size") or config.batch_size
     samples = (config.train_size // batch) * batch
     trained = epoch["samples_per_second"] * epoch["train_seconds"]
     if samples and abs(trained / samples - 1) > AGREE:
+        said = _(
+            "{where}.samples_per_second must be the epoch's {samples:,} training samples over its train_seconds "
+            "({rate:,.6g}), not {value}."
+        )
+        rate = samples / epoch["train_seconds"]
         raise RunFileError(
-            f"{where}.samples_per_second must be the epoch's {samples:,} training samples over its train_seconds "
-            f"({samples / epoch['train_seconds']:,.6g}), not {show(epoch['samples_per_second'])}."
+            said.format(where=where, samples=samples, rate=rate, value=show(epoch["samples_per_second"]))
         )
     flops, gflops = device.get("train_flops_per_sample"), epoch.get("gflops_per_second")
     if isinstance(flops, int | float) and flops > 0 and gflops is not None:
         expected = flops * epoch["samples_per_second"] / 1e9
         if abs(gflops / expected - 1) > AGREE:
-            raise RunFileError(
-                f"{where}.gflops_per_second must be device.train_flops_per_sample x samples_per_second "
-                f"({expected:,.6g}), not {show(gflops)}."
+            said = _(
+                "{where}.gflops_per_second must be device.train_flops_per_sample x samples_per_second "
+                "({expected:,.6g}), not {value}."
             )
+            raise RunFileError(said.format(where=where, expected=expected, value=show(gflops)))
     seconds = [c["seconds"] for c in epoch.get("calls") or []]
     if any(b < a for a, b in zip(seconds, seconds[1:], strict=False)):
-        raise RunFileError(f"{where}.calls must be in time order (each call's seconds at least the one before).")
+        said = _("{where}.calls must be in time order (each call's seconds at least the one before).")
+        raise RunFileError(said.format(where=where))
 
 
 def _measured(value: Any) -> Any:
@@ -195,26 +208,27 @@ def _sweep(data: dict[str, Any]) -> SweepResult:
     model = data["model"]
     for name, setting in (("name", config.model), ("hidden_units", config.hidden_units)):
         if name in model and model[name] != setting:
-            raise RunFileError(f"model.{name} is {show(model[name])} but the config says {setting!r}.")
+            said = _("model.{name} is {value} but the config says {setting!r}.")
+            raise RunFileError(said.format(name=name, value=show(model[name]), setting=setting))
     for name in data["devices"]:
         if name not in config.devices:
-            raise RunFileError(f"devices has {show(name)}, which config.devices does not list.")
+            raise RunFileError(_("devices has {name}, which config.devices does not list.").format(name=show(name)))
     points, seen = [], set()
     for i, item in enumerate(data["points"]):
         point = _point(item)
         where, pair = f"points[{i}]", (point.device, point.batch_size)
         if point.device not in config.devices or point.batch_size not in config.batch_sizes:
-            raise RunFileError(
-                f"{where} is {show(point.device)} at batch {point.batch_size}, which the config does not list."
-            )
+            said = _("{where} is {device} at batch {batch}, which the config does not list.")
+            raise RunFileError(said.format(where=where, device=show(point.device), batch=point.batch_size))
         if pair in seen:
-            raise RunFileError(f"{where} measures {point.device} at batch {point.batch_size} a second time.")
+            said = _("{where} measures {device} at batch {batch} a second time.")
+            raise RunFileError(said.format(where=where, device=point.device, batch=point.batch_size))
         seen.add(pair)
         rate, low, high = point.samples_per_second, point.samples_per_second_min, point.samples_per_second_max
         if rate is None and not point.error:
-            raise RunFileError(f"{where} has no samples_per_second and no error saying why.")
+            raise RunFileError(_("{where} has no samples_per_second and no error saying why.").format(where=where))
         if rate is not None and ((low is not None and low > rate) or (high is not None and rate > high)):
-            raise RunFileError(f"{where}.samples_per_second must lie between its _min and _max.")
+            raise RunFileError(_("{where}.samples_per_second must lie between its _min and _max.").format(where=where))
         points.append(point)
     return SweepResult(
         # SweepConfig's values for the fields the file has: fields a later version added (precision, xla) stay

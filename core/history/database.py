@@ -29,7 +29,8 @@ from core.history.paths import (
 from core.history.paths import (
     default_db_path as default_db_path,
 )
-from core.history.paths import salvage_advice
+from core.history.paths import is_damaged
+from core.i18n import N_, _
 
 # Migration N takes the file from user_version N-1 to N: SQL, or a function of the connection for what SQL
 # cannot compute. Append; never edit a released one.
@@ -106,17 +107,25 @@ def connect(path: Path, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
         raise open_error(path, err, timeout) from None
 
 
+OPEN = N_("The run history {path} cannot be opened ({text}).")
+
+
 def open_error(path: Path, err: Exception, timeout: float) -> StoreError:
     """The one sentence for a history that cannot be opened: locked, damaged, or else unusable at that path."""
     text = str(err)
     if "locked" in text or "busy" in text:
-        return StoreError(
-            f"The run history {path} cannot be opened: another program has held it locked for {timeout:g} s ({text}); "
+        said = _(
+            "The run history {path} cannot be opened: another program has held it locked for {timeout:g} s ({text}); "
             "close that program (or end its transaction) and try again."
         )
-    if advice := salvage_advice(path, text):
-        return StoreError(f"The run history {path} cannot be opened ({text}){advice}.")
-    return StoreError(f"The run history {path} cannot be opened ({text}); set {DB_ENV} or --db.")
+    elif is_damaged(text):
+        said = _(
+            "The run history {path} cannot be opened ({text}); python -m core salvage {path} NEW copies every "
+            "readable run into a new file."
+        )
+    else:
+        said = _("The run history {path} cannot be opened ({text}); set {env} or --db.")
+    return StoreError(said.format(path=path, timeout=timeout, text=text, env=DB_ENV))
 
 
 def open_reader(path: Path, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
@@ -126,7 +135,7 @@ def open_reader(path: Path, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connecti
         db.execute("PRAGMA query_only=ON")
         return db
     except sqlite3.Error as err:
-        raise StoreError(f"The run history {path} cannot be opened ({err}).") from None
+        raise StoreError(_(OPEN).format(path=path, text=err)) from None
 
 
 def open_read_only(path: Path, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
@@ -142,7 +151,8 @@ def open_read_only(path: Path, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Conne
                 db.close()
             db, failure = None, err
     if db is None:
-        raise StoreError(f"The run history {path} is read-only and cannot be opened ({failure}).")
+        said = _("The run history {path} is read-only and cannot be opened ({text}).")
+        raise StoreError(said.format(path=path, text=failure))
     try:
         if version < SCHEMA:
             memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
@@ -156,7 +166,7 @@ def open_read_only(path: Path, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Conne
         db.close()
         if isinstance(err, StoreError):
             raise
-        raise StoreError(f"The run history {path} cannot be opened ({err}).") from None
+        raise StoreError(_(OPEN).format(path=path, text=err)) from None
 
 
 def _create(path: Path, timeout: float) -> None:
@@ -185,10 +195,11 @@ def _create(path: Path, timeout: float) -> None:
 def _migrate(db: sqlite3.Connection, path: Path) -> None:
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA:
-        raise StoreError(
-            f"The run history {path} was written by a newer version of this app (schema {version}; "
-            f"this one reads up to {SCHEMA}); update the app or use another --db."
+        said = _(
+            "The run history {path} was written by a newer version of this app (schema {version}; "
+            "this one reads up to {schema}); update the app or use another --db."
         )
+        raise StoreError(said.format(path=path, version=version, schema=SCHEMA))
     if version == SCHEMA:
         return
     db.execute("BEGIN IMMEDIATE")

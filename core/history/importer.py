@@ -21,6 +21,7 @@ from core.history.limits import MAX_FILE_BYTES as MAX_FILE_BYTES  # re-exported:
 from core.history.limits import RunFileError as RunFileError
 from core.history.limits import check_values, clean_labels, parse_bytes, read_limited, show
 from core.history.schemas import IMPORTABLE_STATUSES, TRAIN_KIND
+from core.i18n import N_, _
 from core.results import SWEEP_KIND, RunResult, SweepResult, utc_now
 
 __all__ = ["IMPORTABLE_STATUSES", "MAX_FILE_BYTES", "RunFileError"]
@@ -42,18 +43,23 @@ class ImportOutcome:
 
     def describe(self) -> str:
         """One sentence for the user."""
-        host = self.result.host.get("hostname") or "an unknown host"
-        noun, where = FILE_KINDS[self.kind].noun, FILE_KINDS[self.kind].where(self.result)
-        if self.replaced is not None:
+        host = self.result.host.get("hostname") or _("an unknown host")
+        kind = FILE_KINDS[self.kind]
+        values = {
+            "run_id": self.run_id,
+            "host": host,
+            "where": kind.where(self.result),
+            "status": _(self.result.status),
+        }
+        if self.replaced is not None:  # only a training run has a partial one to replace
             old = self.replaced
-            return (
-                f"Replaced the partial {noun} {self.run_id} ({old.status}, {len(old.epochs)} of "
-                f"{old.config.get('epochs')} epochs stored) with the file's, from {host} ({where}, {self.result.status}, "
-                f"{len(self.result.epochs)} epochs)."
+            said = _(
+                "Replaced the partial run {run_id} ({old_status}, {stored} of {epochs} epochs stored) with the file's, "
+                "from {host} ({where}, {status}, {count} epochs)."
             )
-        if self.added:
-            return f"Imported {noun} {self.run_id} from {host} ({where}, {self.result.status})."
-        return f"{noun.capitalize()} {self.run_id} from {host} is already in the history; nothing changed."
+            stored = {"old_status": _(old.status), "stored": len(old.epochs), "epochs": old.config.get("epochs")}
+            return said.format(**values, **stored, count=len(self.result.epochs))
+        return _(kind.imported if self.added else kind.already).format(**values)
 
 
 def _check_file(kind: str, data: Any) -> RunResult | SweepResult:
@@ -63,7 +69,8 @@ def _check_file(kind: str, data: Any) -> RunResult | SweepResult:
         data = {k: clean_labels(v) if k in ("host", "device") else v for k, v in data.items()}
     result = check_result(kind, data)
     if result.status not in IMPORTABLE_STATUSES:
-        raise RunFileError(f"status must be one of {', '.join(IMPORTABLE_STATUSES)}, not {show(result.status)}.")
+        said = _("status must be one of {allowed}, not {value}.")
+        raise RunFileError(said.format(allowed=", ".join(IMPORTABLE_STATUSES), value=show(result.status)))
     _check_dates(result.started_at, result.finished_at)
     return result
 
@@ -78,11 +85,11 @@ def _check_dates(started: str | None, finished: str | None) -> None:
     when = {name: _utc(value) for name, value in (("started_at", started), ("finished_at", finished)) if value}
     for name, moment in when.items():
         if moment is not None and moment > ahead:
-            raise RunFileError(
-                f"{name} must not be in the future (this machine's clock says {utc_now()}), not {show(moment.isoformat())}."
-            )
+            said = _("{name} must not be in the future (this machine's clock says {now}), not {value}.")
+            raise RunFileError(said.format(name=name, now=utc_now(), value=show(moment.isoformat())))
     if when.get("started_at") and when.get("finished_at") and when["finished_at"] < when["started_at"]:
-        raise RunFileError(f"finished_at must not be before started_at ({started}), not {show(finished)}.")
+        said = _("finished_at must not be before started_at ({started}), not {value}.")
+        raise RunFileError(said.format(started=started, value=show(finished)))
 
 
 def _utc(value: str) -> datetime | None:
@@ -93,7 +100,8 @@ def _utc(value: str) -> datetime | None:
 def validate_run(data: Any) -> RunResult:
     """A RunResult from a parsed run file, or RunFileError naming the first problem."""
     if isinstance(data, dict) and data.get("kind", TRAIN_KIND) != TRAIN_KIND:  # e.g. a batch-size sweep's file
-        raise RunFileError(f"The file holds a {show(data['kind'])} result; only training runs can be imported here.")
+        said = _("The file holds a {kind} result; only training runs can be imported here.")
+        raise RunFileError(said.format(kind=show(data["kind"])))
     return _check_file(TRAIN_KIND, data)
 
 
@@ -101,7 +109,9 @@ def validate_sweep(data: Any) -> SweepResult:
     """A SweepResult from a parsed sweep file, or RunFileError naming the first problem."""
     kind = data.get("kind") if isinstance(data, dict) else None
     if kind != SWEEP_KIND:
-        raise RunFileError(f'kind must be "sweep" ("kind": "sweep" marks a sweep file), not {show(kind)}.')
+        raise RunFileError(
+            _('kind must be "sweep" ("kind": "sweep" marks a sweep file), not {value}.').format(value=show(kind))
+        )
     return _check_file(SWEEP_KIND, data)
 
 
@@ -109,15 +119,37 @@ def validate_sweep(data: Any) -> SweepResult:
 class FileKind:
     """One kind of result file: its checker, and how an import of it is described."""
 
-    noun: str
     validate: Callable[[Any], RunResult | SweepResult]
     where: Callable[[Any], str]  # the device(s) it ran on
+    imported: str  # the sentences (marked N_) of an import that added it, or found it already there
+    already: str
+    different: str  # refused: another result of this kind has its id
 
 
 FILE_KINDS: dict[str, FileKind] = {
-    TRAIN_KIND: FileKind("run", validate_run, lambda r: r.device.get("variables_on") or r.config.get("device")),
-    SWEEP_KIND: FileKind("sweep", validate_sweep, lambda r: ", ".join(r.config["devices"])),
+    TRAIN_KIND: FileKind(
+        validate_run,
+        lambda r: r.device.get("variables_on") or r.config.get("device"),
+        N_("Imported run {run_id} from {host} ({where}, {status})."),
+        N_("Run {run_id} from {host} is already in the history; nothing changed."),
+        N_(
+            "A different run with id {run_id} is already in the history; python -m core delete {run_id} "
+            "(or Delete in the History view) removes it, then import again."
+        ),
+    ),
+    SWEEP_KIND: FileKind(
+        validate_sweep,
+        lambda r: ", ".join(r.config["devices"]),
+        N_("Imported sweep {run_id} from {host} ({where}, {status})."),
+        N_("Sweep {run_id} from {host} is already in the history; nothing changed."),
+        N_(
+            "A different sweep with id {run_id} is already in the history; python -m core delete {run_id} "
+            "(or Delete in the History view) removes it, then import again."
+        ),
+    ),
 }
+# A result's status as an import states it (progress.STATUS_WORDS says "stopped" for cancelled: the page's word).
+IMPORTED_STATUSES = (N_("completed"), N_("cancelled"), N_("failed"), N_("interrupted"))
 
 
 def parse_run_file(data: bytes) -> RunResult:
@@ -130,7 +162,8 @@ def parse_result_file(data: bytes) -> RunResult | SweepResult:
     top = parse_bytes(data)
     kind = top.get("kind", TRAIN_KIND) if isinstance(top, dict) else TRAIN_KIND
     if not isinstance(kind, str) or kind not in FILE_KINDS:
-        raise RunFileError(f"kind must be one of {', '.join(FILE_KINDS)}, not {show(kind)}.")
+        said = _("kind must be one of {allowed}, not {value}.")
+        raise RunFileError(said.format(allowed=", ".join(FILE_KINDS), value=show(kind)))
     return FILE_KINDS[kind].validate(top)
 
 

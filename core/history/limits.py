@@ -15,10 +15,13 @@ import re
 import stat
 from typing import Any
 
+from core.i18n import N_, _
+
 MAX_FILE_BYTES = 5 * 2**20  # Streamlit's server.maxUploadSize is 5 (MiB) too: the page's uploads stop at this size
 SIZE_WORDS = f"{MAX_FILE_BYTES / 2**20:g} MiB"
 MAX_DEPTH = 10  # the format itself needs 4 (host -> gpus -> one gpu)
-TOO_DEEP = f"The file nests lists or objects more than {MAX_DEPTH} deep; a run file never does."
+TOO_DEEP = N_("The file nests lists or objects more than {depth} deep; a run file never does.")
+TOO_LARGE = N_("The file is {size:,} bytes; the limit is {limit:,} bytes ({words}).")
 MAX_STRING = 10_000
 MAX_ITEMS = 1_000  # entries in any one list or object
 MAX_LABEL = 200  # a host or device label kept on import; a terminal column shows at most MAX_CELL
@@ -69,36 +72,36 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     for key, value in pairs:
         if key in seen:
-            raise RunFileError(
-                f'The file gives the key "{show_key(key)}" twice in one object; each key may appear once.'
-            )
+            said = _('The file gives the key "{key}" twice in one object; each key may appear once.')
+            raise RunFileError(said.format(key=show_key(key)))
         seen[key] = value
     return seen
 
 
 def _reject_constant(name: str) -> Any:
-    raise RunFileError(f"The file contains {name}, which is not a number JSON allows; every value must be finite.")
+    said = _("The file contains {name}, which is not a number JSON allows; every value must be finite.")
+    raise RunFileError(said.format(name=name))
 
 
 def _parse_json(data: bytes) -> Any:
     if len(data) > MAX_FILE_BYTES:
-        raise RunFileError(f"The file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,} bytes ({SIZE_WORDS}).")
+        raise RunFileError(_(TOO_LARGE).format(size=len(data), limit=MAX_FILE_BYTES, words=SIZE_WORDS))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise RunFileError(f"The file is not UTF-8 text (byte {err.start} cannot be decoded).") from None
+        said = _("The file is not UTF-8 text (byte {byte} cannot be decoded).")
+        raise RunFileError(said.format(byte=err.start)) from None
     try:  # nesting: the decoder's own recursion limit for extreme depth, check_values() for the rest
         return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as err:
-        raise RunFileError(
-            f"The file is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})."
-        ) from None
+        said = _("The file is not valid JSON ({problem} at line {line}, column {column}).")
+        raise RunFileError(said.format(problem=err.msg, line=err.lineno, column=err.colno)) from None
     except RecursionError:
-        raise RunFileError(TOO_DEEP) from None
+        raise RunFileError(_(TOO_DEEP).format(depth=MAX_DEPTH)) from None
     except RunFileError:
         raise
     except ValueError:  # Python refuses integers of more than 4,300 digits
-        raise RunFileError("The file holds a number with too many digits to be a measurement.") from None
+        raise RunFileError(_("The file holds a number with too many digits to be a measurement.")) from None
 
 
 def show_key(name: str) -> str:
@@ -116,23 +119,25 @@ def check_values(value: Any) -> None:
         item, place, depth = stack.pop()
         kind = type(item)
         if kind is float and not math.isfinite(item):
-            raise RunFileError(f"{_path(place)} is {item}, too large to be a measurement; every number must be finite.")
+            said = _("{where} is {value}, too large to be a measurement; every number must be finite.")
+            raise RunFileError(said.format(where=_path(place), value=item))
         if kind is int and abs(item) > 2**63:
-            raise RunFileError(f"{_path(place)} is a whole number too large to be a measurement.")
+            raise RunFileError(_("{where} is a whole number too large to be a measurement.").format(where=_path(place)))
         if kind is str:
             if len(item) > MAX_STRING:
-                raise RunFileError(f"{_path(place)} is {len(item):,} characters long; the limit is {MAX_STRING:,}.")
+                said = _("{where} is {count:,} characters long; the limit is {limit:,}.")
+                raise RunFileError(said.format(where=_path(place), count=len(item), limit=MAX_STRING))
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
-                raise RunFileError(
-                    f"{_path(place)} contains an unpaired surrogate escape, which is not text."
-                ) from None
+                said = _("{where} contains an unpaired surrogate escape, which is not text.")
+                raise RunFileError(said.format(where=_path(place))) from None
         elif kind is list or kind is dict:
             if depth > MAX_DEPTH:
-                raise RunFileError(TOO_DEEP)
+                raise RunFileError(_(TOO_DEEP).format(depth=MAX_DEPTH))
             if len(item) > MAX_ITEMS:
-                raise RunFileError(f"{_path(place)} has {len(item):,} entries; the limit is {MAX_ITEMS:,}.")
+                said = _("{where} has {count:,} entries; the limit is {limit:,}.")
+                raise RunFileError(said.format(where=_path(place), count=len(item), limit=MAX_ITEMS))
             if kind is list and item and set(map(type, item)) <= _NUMBERS and max(map(abs, item)) <= 2**63:
                 continue  # a list of sane numbers (a template's pixels): each entry would pass the checks above
             pairs = enumerate(item) if kind is list else item.items()
@@ -148,7 +153,7 @@ def _path(place: Any) -> str:
     out = ""
     for key in reversed(keys):
         out += f"[{key}]" if isinstance(key, int) else (f".{show_key(key)}" if out else show_key(key))
-    return out or "The file"
+    return out or _("The file")
 
 
 def read_limited(path: str | os.PathLike) -> bytes:
@@ -160,19 +165,19 @@ def read_limited(path: str | os.PathLike) -> bytes:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise RunFileError(
-                    "The file is not a regular file (a directory, FIFO, device or socket); name a .json file."
+                    _("The file is not a regular file (a directory, FIFO, device or socket); name a .json file.")
                 )
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as err:
-        raise RunFileError(f"The file cannot be read ({err.strerror or err}).") from None
+        raise RunFileError(_("The file cannot be read ({text}).").format(text=err.strerror or err)) from None
     if len(data) > MAX_FILE_BYTES:
         size = max(info.st_size, len(data))  # its size on disk, not the bytes read to find it too large
-        raise RunFileError(f"The file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,} bytes ({SIZE_WORDS}).")
+        raise RunFileError(_(TOO_LARGE).format(size=size, limit=MAX_FILE_BYTES, words=SIZE_WORDS))
     return data
 
 
 def parse_bytes(data: Any) -> Any:
     """The JSON value in a file's bytes, within the size and encoding limits (check_values: depth and values)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise RunFileError("A run file must be given as bytes.")
+        raise RunFileError(_("A run file must be given as bytes."))
     return _parse_json(bytes(data))

@@ -12,6 +12,8 @@ import os
 import stat
 from pathlib import Path
 
+from core.i18n import N_, _
+
 DB_ENV = "TFDASH_DB"
 LOCK_ENV = "TFDASH_LOCK_TIMEOUT"
 LOCK_TIMEOUT_S = 5.0
@@ -36,25 +38,31 @@ def check_path(path: str | os.PathLike, named: str = "--db ") -> Path:
     """The history path, refused in one sentence if empty, not a plain file, or a 0-byte file."""
     text = os.fspath(path)
     if not str(text).strip():
-        raise StoreError(
-            f'The history file name is empty ({named}""); name a file, or leave --db and {DB_ENV} unset for the default.'
+        said = _(
+            'The history file name is empty ({named}""); name a file, or leave --db and {env} unset for the default.'
         )
+        raise StoreError(said.format(named=named, env=DB_ENV))
     p = Path(text).expanduser()
     try:
         st = os.stat(p)
     except FileNotFoundError:
         return p
     except OSError as err:
-        raise StoreError(f"The run history {p} cannot be opened ({err.strerror or err}).") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise StoreError(f"The run history {p} is a directory; name a file in it, e.g. {p / DB_FILE}.")
-    if not stat.S_ISREG(st.st_mode):
-        raise StoreError(f"The run history {p} is not a regular file (a device, FIFO or socket); name a plain file.")
-    if st.st_size == 0:
         raise StoreError(
-            f"The run history {p} is an empty (0-byte) file, not a history: perhaps a copy or a write cut short; "
+            _("The run history {path} cannot be opened ({text}).").format(path=p, text=err.strerror or err)
+        ) from None
+    if stat.S_ISDIR(st.st_mode):
+        said = _("The run history {path} is a directory; name a file in it, e.g. {example}.")
+        raise StoreError(said.format(path=p, example=p / DB_FILE))
+    if not stat.S_ISREG(st.st_mode):
+        said = _("The run history {path} is not a regular file (a device, FIFO or socket); name a plain file.")
+        raise StoreError(said.format(path=p))
+    if st.st_size == 0:
+        said = _(
+            "The run history {path} is an empty (0-byte) file, not a history: perhaps a copy or a write cut short; "
             "delete it to start a new history there."
         )
+        raise StoreError(said.format(path=p))
     return p
 
 
@@ -68,7 +76,9 @@ def lock_timeout() -> float:
     except ValueError:
         value = float("nan")
     if not 0 < value <= 600:
-        raise StoreError(f"{LOCK_ENV} must be a number of seconds from 0 to 600, not {raw!r}.")
+        raise StoreError(
+            _("{env} must be a number of seconds from 0 to 600, not {raw!r}.").format(env=LOCK_ENV, raw=raw)
+        )
     return value
 
 
@@ -76,29 +86,37 @@ def write_error(path: Path, err: Exception, timeout: float) -> StoreError:
     """The one sentence for a write that failed: the file, and why (a held lock states how long it waited)."""
     text = str(err)
     if "locked" in text or "busy" in text:
-        return StoreError(
-            f"The run history {path} cannot be written: it stayed locked by another process for {timeout:g} s ({text})."
+        said = _(
+            "The run history {path} cannot be written: it stayed locked by another process for {timeout:g} s ({text})."
         )
+        return StoreError(said.format(path=path, timeout=timeout, text=text))
     if "readonly" in text.replace("-", "").replace(" ", ""):
         return read_only_error(path)
-    return StoreError(f"The run history {path} cannot be written ({text}).")
+    return StoreError(_("The run history {path} cannot be written ({text}).").format(path=path, text=text))
 
 
 def read_only_error(path: Path) -> StoreError:
     """The sentence for a write to a history this process can only read."""
-    return StoreError(f"The run history {path} is read-only; it can be listed and exported, not changed.")
+    said = _("The run history {path} is read-only; it can be listed and exported, not changed.")
+    return StoreError(said.format(path=path))
 
 
-def salvage_advice(path: Path, text: str) -> str:
-    """'; python -m core salvage PATH NEW copies every readable run into a new file' where SQLite says it is damaged."""
-    damaged = any(word in text for word in DAMAGED_WORDS)
-    return f"; python -m core salvage {path} NEW copies every readable run into a new file" if damaged else ""
+def is_damaged(text: str) -> bool:
+    """Whether SQLite's words for a failure say the file is damaged (python -m core salvage may save the rest)."""
+    return any(word in text for word in DAMAGED_WORDS)
+
+
+READ = N_("The run history {path} cannot be read ({text}).")
+READ_DAMAGED = N_(
+    "The run history {path} cannot be read ({text}); python -m core salvage {path} NEW copies every readable run "
+    "into a new file."
+)
 
 
 def read_error(path: Path, err: Exception) -> StoreError:
     """The one sentence for a read that failed; a damaged file says how to save the rest."""
     text = str(err)
-    return StoreError(f"The run history {path} cannot be read ({text}){salvage_advice(path, text)}.")
+    return StoreError(_(READ_DAMAGED if is_damaged(text) else READ).format(path=path, text=text))
 
 
 def is_read_only(path: Path) -> bool:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from core import crossover
 from core.compare import elapsed_seconds
 from core.config import canonical_execution
+from core.i18n import _
 from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
 
 
@@ -115,7 +116,7 @@ class SweepRow:
 
 def unreadable_sweep_row(run_id: str, started_at: str | None, status: str, origin: str, err: Exception) -> SweepRow:
     """The line of a stored sweep that cannot be read: listed with the reason, so nothing stored is hidden."""
-    error = f"The stored sweep cannot be read: {err}"
+    error = _("The stored sweep cannot be read: {problem}").format(problem=err)
     return SweepRow(run_id, started_at, None, None, (), (), 0, 0, status, None, "", error, origin)
 
 

@@ -18,6 +18,7 @@ from core.history import tables
 from core.history.database import connect
 from core.history.limits import RunFileError
 from core.history.paths import StoreError, check_path
+from core.i18n import _
 from core.results import SWEEP_KIND, RunResult, SweepResult
 
 _ID_SCANS = (
@@ -32,14 +33,16 @@ def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> str:
     """Copy every readable run and sweep of the history `src` into the new file `dst`; one sentence with counts."""
     src_path, dst_path = check_path(src, "salvage "), check_path(dst, "salvage ")
     if not src_path.exists():
-        raise StoreError(f"The run history {src_path} does not exist.")
+        raise StoreError(_("The run history {path} does not exist.").format(path=src_path))
     if dst_path.exists():
-        raise StoreError(f"{dst_path} already exists; salvage writes a new file, so name one that does not exist.")
+        said = _("{path} already exists; salvage writes a new file, so name one that does not exist.")
+        raise StoreError(said.format(path=dst_path))
     try:
         damaged = sqlite3.connect(f"file:{src_path}?mode=ro", uri=True, timeout=1)
         found = _integrity(damaged)
     except sqlite3.Error as err:
-        raise StoreError(f"The run history {src_path} cannot be opened at all ({err}); nothing can be saved.") from None
+        said = _("The run history {path} cannot be opened at all ({problem}); nothing can be saved.")
+        raise StoreError(said.format(path=src_path, problem=err)) from None
     try:
         _require_history(damaged, src_path)
         ids = _ids(damaged)
@@ -52,10 +55,12 @@ def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> str:
         damaged.close()
     runs, partial, sweeps, lost = counts
     # Of the results found, not of the runs read: a row that cannot be read is of no known kind (bench: 40 ids, 3 lost).
-    return (
-        f"Salvaged {runs + sweeps} of the {len(ids)} results found in {src_path} ({runs} runs, {partial} of them "
-        f"missing some epochs, and {sweeps} sweeps) into {dst_path}; {lost} could not be read (integrity check: {found})."
+    said = _(
+        "Salvaged {saved} of the {count} results found in {src} ({runs} runs, {partial} of them missing some epochs, "
+        "and {sweeps} sweeps) into {dst}; {lost} could not be read (integrity check: {found})."
     )
+    counted = {"runs": runs, "partial": partial, "sweeps": sweeps, "lost": lost, "found": found}
+    return said.format(saved=runs + sweeps, count=len(ids), src=src_path, dst=dst_path, **counted)
 
 
 def _require_history(db: sqlite3.Connection, path: os.PathLike) -> None:
@@ -64,12 +69,12 @@ def _require_history(db: sqlite3.Connection, path: os.PathLike) -> None:
         tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.DatabaseError as err:
         if "not a database" in str(err) or "encrypted" in str(err):
-            raise StoreError(
-                f"{path} is not an SQLite file ({err}), so not a run history; nothing was written."
-            ) from None
+            said = _("{path} is not an SQLite file ({problem}), so not a run history; nothing was written.")
+            raise StoreError(said.format(path=path, problem=err)) from None
         return  # a damaged schema page: the scans below still find what they can
     if "runs" not in tables:
-        raise StoreError(f"{path} is an SQLite file without a runs table, so not a run history; nothing was written.")
+        said = _("{path} is an SQLite file without a runs table, so not a run history; nothing was written.")
+        raise StoreError(said.format(path=path))
 
 
 def _integrity(db: sqlite3.Connection) -> str:

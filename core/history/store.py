@@ -23,6 +23,7 @@ from core.history.database import connect, new_run_id, open_read_only, open_read
 from core.history.importer import ImportOutcome, RunFileError
 from core.history.paths import StoreError, default_db_path
 from core.history.rows import HistoryRow, SweepRow, result_csv, sweep_row, unreadable_sweep_row
+from core.i18n import _
 from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
 
 __all__ = ["Store", "StoreError", "attach", "default_db_path", "get_store", "new_run_id"]
@@ -163,11 +164,8 @@ class Store:
             return ImportOutcome(result.run_id, False, existing)
         if importer.completes(existing, result) and self._replace(existing, result):
             return ImportOutcome(result.run_id, True, result, replaced=existing)
-        noun = importer.FILE_KINDS[getattr(result, "kind", "train")].noun
-        raise RunFileError(
-            f"A different {noun} with id {result.run_id} is already in the history; "
-            f"python -m core delete {result.run_id} (or Delete in the History view) removes it, then import again."
-        )
+        different = importer.FILE_KINDS[getattr(result, "kind", "train")].different
+        raise RunFileError(_(different).format(run_id=result.run_id))
 
     def _replace(self, partial: RunResult, result: RunResult) -> bool:
         """Write `result` over the stored `partial` run, if the row is still as it was read; whether it was."""
@@ -271,7 +269,8 @@ class Store:
         try:
             return tables.read_sweep(run_id, rows[0][0])
         except RunFileError as err:
-            raise StoreError(f"The run history {self.path} holds sweep {run_id}, which it cannot read: {err}") from None
+            said = _("The run history {path} holds sweep {run_id}, which it cannot read: {problem}")
+            raise StoreError(said.format(path=self.path, run_id=run_id, problem=err)) from None
 
     def delete(self, run_id: str) -> bool:
         """Remove a run and its epochs, or a sweep; False if there was none."""

@@ -16,6 +16,7 @@ from core.history.checks import check_result
 from core.history.limits import RunFileError
 from core.history.paths import StoreError
 from core.history.rows import HistoryRow, execution_name
+from core.i18n import _
 from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
 
 RUN_COLUMNS = "run_id, status, schema_version, config, host, device, error, started_at, finished_at, origin"
@@ -35,7 +36,7 @@ def to_json(value: Any) -> str:
     try:
         return json.dumps(value, allow_nan=False)
     except ValueError as err:  # NaN or infinity: JSON (and the file format) has no such number
-        raise StoreError(f"A run cannot be stored: {err}.") from None
+        raise StoreError(_("A run cannot be stored: {problem}.").format(problem=err)) from None
 
 
 def insert_running(
@@ -60,16 +61,17 @@ def write(
         return
     run_id, status = run_id or result.run_id, status or result.status
     if not write_record(db, result.kind, result.to_dict(), run_id, status, origin):
-        raise StoreError(f"The id {run_id} is already used by a result of another kind.")
+        raise StoreError(_("The id {run_id} is already used by a result of another kind.").format(run_id=run_id))
 
 
 def write_run(db: sqlite3.Connection, result: RunResult, origin: str) -> None:
     """Insert or replace a run's row (no longer owned by a process) and write every epoch it has."""
     if not result.run_id:
-        raise StoreError("A run needs a run_id to be stored.")
+        raise StoreError(_("A run needs a run_id to be stored."))
     found = db.execute("SELECT kind FROM runs WHERE run_id = ?", (result.run_id,)).fetchone()
     if found is not None and found[0] != "train":
-        raise StoreError(f"The id {result.run_id} is already used by a {found[0]}; it was left as it was.")
+        said = _("The id {run_id} is already used by a {kind}; it was left as it was.")
+        raise StoreError(said.format(run_id=result.run_id, kind=found[0]))
     db.execute(
         f"INSERT INTO runs ({RUN_COLUMNS}, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, schema_version = excluded.schema_version,"
@@ -91,9 +93,10 @@ def require_train(db: sqlite3.Connection, run_id: str) -> None:
     """StoreError unless `run_id` is a stored training run (a sweep's id is never written into)."""
     found = db.execute("SELECT kind FROM runs WHERE run_id = ?", (run_id,)).fetchone()
     if found is None:
-        raise StoreError(f"There is no run {run_id} in the history to record it into.")
+        raise StoreError(_("There is no run {run_id} in the history to record it into.").format(run_id=run_id))
     if found[0] != "train":
-        raise StoreError(f"The id {run_id} belongs to a {found[0]}, not a training run; it was left as it was.")
+        said = _("The id {run_id} belongs to a {kind}, not a training run; it was left as it was.")
+        raise StoreError(said.format(run_id=run_id, kind=found[0]))
 
 
 def summary_row(row: tuple) -> HistoryRow:
@@ -162,5 +165,5 @@ def read_sweep(run_id: str, payload: str | None) -> SweepResult:
     try:
         data = json.loads(payload or "null")
     except ValueError:
-        raise RunFileError(f"Sweep {run_id} is not stored as JSON.") from None
+        raise RunFileError(_("Sweep {run_id} is not stored as JSON.").format(run_id=run_id)) from None
     return check_result(SWEEP_KIND, data)
