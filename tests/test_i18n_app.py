@@ -163,3 +163,18 @@ def test_every_view_in_english_has_no_chinese_and_the_switch_turns_the_page_chin
     switch.set_value("zh").run()
     assert at.query_params[lang.PARAM] == "zh"
     assert at.button(key="run").label == "运行"
+
+
+def test_a_bad_file_uploaded_on_a_chinese_history_view_is_refused_in_chinese():
+    # A schema's refusal: the field's path, its allowed values (core.history.allowed) and the file's name, in Chinese.
+    bad = make_result(run_id="zh-bad").to_json().replace('"test_accuracy": 0.', '"test_accuracy": 7.', 1).encode()
+    i18n.set_language("zh")
+    try:
+        at = page("History", session("zh"))
+        at.file_uploader(key="history_upload").set_value(("bad.json", bad, "application/json")).run()
+    finally:
+        i18n.set_language("en")
+    said = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]  # as shown: views.plain's Markdown escapes undone
+    assert len(said) == 1 and said[0].startswith("bad.json") and CJK.search(said[0]), said
+    assert english_left(said[0], set()) == [], said
+    assert not at.exception and get_store().get("zh-bad") is None
