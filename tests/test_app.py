@@ -25,7 +25,7 @@ from core.engine import data
 from core.engine.devices import GPU_ADVICE
 from core.presets import PRESETS
 from tests.conftest import ROOT, require, wait_until
-from ui import access, live, views
+from ui import access, live, tables, words
 from ui.resources import get_runner, get_store
 from ui.watcher import Watch
 
@@ -196,7 +196,7 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
         assert cells[1] == f"{result.final_test_accuracy():.1%}"
         assert cells[2] == f"{compare.time_to_accuracy(result, target):.2f} s"
         assert cells[3] == f"{compare.steady_epoch_seconds(result):.3f} s"
-        gflops, share = views.achieved(result)
+        gflops, share = tables.achieved(result)
         # Achieved GFLOP/s is the model's FLOPs per sample times its speed, and a fraction of the measured peak.
         assert gflops > 0 and 0 < share < 1 and share == pytest.approx(gflops / result.device["peak_gflops"])
     # The headline: the ratio of steady samples/s with its spread and count, the faster run named first; it is the
@@ -204,7 +204,7 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     found = compare.speedup(results[0], results[1])
     fast, slow = (1, 0) if found.ratio >= 1 else (0, 1)
     sentence = compare.speedup_sentence(results[slow], results[fast], series[slow], series[fast])
-    assert f"#### {views.plain(sentence)}" in [m.value for m in at.markdown]
+    assert f"#### {words.plain(sentence)}" in [m.value for m in at.markdown]
     assert " faster than " in sentence and "calls of the step loop after epoch 1" in sentence
     epochs_ratio = compare.steady_epoch_seconds(results[0]) / compare.steady_epoch_seconds(results[1])
     assert found.ratio == pytest.approx(epochs_ratio, rel=0.02)
@@ -293,7 +293,7 @@ def test_a_failed_run_shows_its_one_sentence_not_a_traceback(at):
     assert failed.state == "failed"
     at.session_state["train"] = Watch(ids, started_here=True)
     at.run()
-    assert [e.value for e in at.error] == [views.plain(f"CPU:7: {failed.error}")]  # TFDASH_LOGICAL_CPUS: no italics
+    assert [e.value for e in at.error] == [words.plain(f"CPU:7: {failed.error}")]  # TFDASH_LOGICAL_CPUS: no italics
     assert failed.error.startswith("There is no cpu:7") and "\n" not in failed.error
     assert "CPU:7: failed" in " ".join(m.value for m in at.markdown)
     assert not at.exception

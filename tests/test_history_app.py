@@ -24,7 +24,7 @@ from core.history.store import Store, get_store
 from tests.sample_runs import make_result
 from tests.store_helpers import checkpoint
 from tests.test_app import chart_specs, encoding, page, settle
-from ui import history, live, views
+from ui import history, live, tables, words
 from ui.resources import get_runner
 
 # A training small enough for seconds: 200 synthetic images, two epochs (epoch 2 is the steady one).
@@ -83,7 +83,7 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
     upload(at, "gpu-run.json", data)
     history = at
     assert [s.value for s in history.success] == [
-        views.plain(f"Imported run {run_id} from gpu-server (GPU:0, completed).")
+        words.plain(f"Imported run {run_id} from gpu-server (GPU:0, completed).")
     ]
     assert len(get_store().history()) == before + 1
     row = history_table(at).set_index("Run id").loc[run_id]
@@ -110,7 +110,7 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
     slow, fast = sorted(rates, key=rates.get)
     expected = f"{fast} is {rates[fast] / rates[slow]:.1f}× faster than {slow} ("
     (shown,) = [m.value for m in history.markdown if m.value.startswith("#### ")]
-    assert shown.startswith(f"#### {views.plain(expected)}") and "training samples per second" in shown
+    assert shown.startswith(f"#### {words.plain(expected)}") and "training samples per second" in shown
     # The runs differ in more than their device, and the page says so.
     assert any(
         "besides the device" in c.value.lower() and "1,000 samples vs 200 samples" in c.value for c in history.caption
@@ -120,7 +120,7 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
     # The same file again: nothing added, and the page says it is already there.
     upload(at, "gpu-run.json", data)
     assert [i.value for i in at.info] == [
-        views.plain(f"Run {run_id} from gpu-server is already in the history; nothing changed.")
+        words.plain(f"Run {run_id} from gpu-server is already in the history; nothing changed.")
     ]
     assert len(get_store().history()) == before + 1
 
@@ -142,7 +142,7 @@ def test_a_bad_file_shows_its_one_sentence_and_changes_nothing(data):
     before = store.path.read_bytes()
     at = upload(page("History"), "bad.json", data)
     history = at
-    assert [e.value for e in history.error] == [views.plain(f"bad.json: {refused.value}")]
+    assert [e.value for e in history.error] == [words.plain(f"bad.json: {refused.value}")]
     assert "\n" not in str(refused.value)
     assert not at.exception
     checkpoint(store)
@@ -181,7 +181,7 @@ def test_several_runs_download_as_a_zip_of_importable_files_and_one_csv(tmp_path
         assert elsewhere.import_file(zipped.read(name)).added
     assert [r.to_dict() for r in elsewhere.load(ids)] == [r.to_dict() for r in store.load(ids)]
 
-    csv = views.join_csv([store.export_csv(i) for i in ids]).splitlines()
+    csv = tables.join_csv([store.export_csv(i) for i in ids]).splitlines()
     assert csv[0].startswith("device,execution,run_id,epoch,")
     assert len(csv) == 1 + sum(len(r.epochs) for r in store.load(ids))
     assert {line.split(",")[2] for line in csv[1:]} == set(ids)
@@ -200,22 +200,22 @@ def test_history_labels_tell_alike_runs_apart():
         row("cccccc3", "2026-11-30T09:00:00+00:00", host="laptop"),
         row("dddddd4", "2026-11-30T09:00:00+00:00", host="laptop"),
     ]
-    labels = views.run_labels(rows)
+    labels = words.run_labels(rows)
     assert len(set(labels)) == 4
-    assert labels[0] == f"GPU:0 on gpu-server · {views.short_time(rows[0].when)}"
+    assert labels[0] == f"GPU:0 on gpu-server · {words.short_time(rows[0].when)}"
     # Same place, same minute: the run id tells them apart.
     assert labels[2].startswith("GPU:0 on laptop · ") and labels[2].endswith("cccccc")
 
 
 def test_markdown_in_an_imported_host_name_stays_text():
     evil = "![x](http://example.invalid/t.png) *bold* $x$ <b>"
-    assert views.plain(evil) == "\\!\\[x\\](http\u2060://example.invalid/t.png) \\*bold\\* \\$x\\$ \\<b\\>"
+    assert words.plain(evil) == "\\!\\[x\\](http\u2060://example.invalid/t.png) \\*bold\\* \\$x\\$ \\<b\\>"
     # A directive or emoji (:red[x], :smile:), an entity and the autolinks GFM finds after parsing (www.x, a@b):
     # escaped, or broken by an invisible word joiner. (The browser test reads it rendered: test_share_browser.py.)
-    assert views.plain(":red[x] :smile: &lt; www.evil.example a@b.example") == (
+    assert words.plain(":red[x] :smile: &lt; www.evil.example a@b.example") == (
         "\\:red\\[x\\] \\:smile: \\&lt; www\u2060.evil.example a\u2060@b.example"
     )
-    assert views.plain("GPU:0 on gpu-server is 6.1× faster (median of epochs 2+).") == (
+    assert words.plain("GPU:0 on gpu-server is 6.1× faster (median of epochs 2+).") == (
         "GPU:0 on gpu-server is 6.1× faster (median of epochs 2+)."
     )
 
@@ -235,7 +235,7 @@ def test_a_comparisons_two_runs_overlay_under_labels_that_say_what_differs_and_i
     assert encoding(race_spec)["color"]["scale"]["domain"] == series
     assert [r["series"] for r in time_rows].count(series[0]) == 2  # two epochs each, not four under one name
     (sentence,) = [m.value for m in at.markdown if m.value.startswith("#### ")]
-    named = [s for s in series if views.plain(s) in sentence]
+    named = [s for s in series if words.plain(s) in sentence]
     assert len(named) == 2, sentence  # "X is 2.6x faster than X" named one run twice
     assert "Execution" in history_table(at).columns
 
@@ -248,7 +248,7 @@ def test_a_comparisons_two_runs_overlay_under_labels_that_say_what_differs_and_i
     data = archive.zip_files({f"run-{i}.json": get_store().export_json(i) for i in ids})
     uploader.set_value(("runs.zip", data, "application/zip")).run()
     assert [i.value for i in at.info] == [
-        views.plain(f"Run {i} from {socket.gethostname()} is already in the history; nothing changed.") for i in ids
+        words.plain(f"Run {i} from {socket.gethostname()} is already in the history; nothing changed.") for i in ids
     ]
     assert not at.error and not at.exception
     del zipped
@@ -259,7 +259,7 @@ def test_a_zip_with_no_run_inside_says_so_in_one_sentence():
     empty = archive.zip_files({"notes.txt": "hello"})
     at.file_uploader(key="history_upload").set_value(("runs.zip", empty, "application/zip")).run()
     assert [e.value for e in at.error] == [
-        views.plain("runs.zip: the .zip holds no .json file; it must hold run or sweep files (.json)")
+        words.plain("runs.zip: the .zip holds no .json file; it must hold run or sweep files (.json)")
     ]
     at.file_uploader(key="history_upload").set_value(("runs.zip", b"not a zip", "application/zip")).run()
     assert [e.value for e in at.error][0].startswith("runs.zip: this is not a readable .zip file")

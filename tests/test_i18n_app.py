@@ -174,7 +174,7 @@ def test_a_bad_file_uploaded_on_a_chinese_history_view_is_refused_in_chinese():
         at.file_uploader(key="history_upload").set_value(("bad.json", bad, "application/json")).run()
     finally:
         i18n.set_language("en")
-    said = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]  # as shown: views.plain's Markdown escapes undone
+    said = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]  # as shown: words.plain's Markdown escapes undone
     assert len(said) == 1 and said[0].startswith("bad.json") and CJK.search(said[0]), said
     assert english_left(said[0], set()) == [], said
     assert not at.exception and get_store().get("zh-bad") is None

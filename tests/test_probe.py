@@ -122,8 +122,8 @@ def test_a_ray_nodes_devices_are_choices_whose_labels_name_its_host():
     configs = device_modes.plan({"dataset": "synthetic", "epochs": 1}, versus.key, hw)
     assert [c.device for c in configs] == ["cpu", "gpu-box/gpu:0"] and configs[1].node == "gpu-box"
     assert device_modes.plan({"dataset": "synthetic"}, "gpu-box/gpu:all", hw)[0].execution == "keras-fit"
-    from ui import views
+    from ui import sweep_plan
 
     assert {"gpu-box/cpu", "gpu-box/gpu:0"} <= set(
-        views.sweep_devices(hw)
-    ) and "gpu-box/gpu:all" not in views.sweep_devices(hw)
+        sweep_plan.sweep_devices(hw)
+    ) and "gpu-box/gpu:all" not in sweep_plan.sweep_devices(hw)

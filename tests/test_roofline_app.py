@@ -10,7 +10,7 @@ import pytest
 
 from core import roofline, why
 from tests.test_app import page, run_one_softmax
-from ui import views
+from ui import words
 
 
 def charts_by_title(node) -> dict[str, list[list[dict]]]:
@@ -45,6 +45,6 @@ def test_after_a_run_the_roofline_and_the_epoch_breakdown_show_the_runs_point():
     assert parts["other per-sample work"] == pytest.approx(split.other)
     # The bar is the epoch: its measured parts and what they leave unexplained (shown where positive).
     assert sum(parts.values()) == pytest.approx(max(split.epoch, sum(split.parts().values())))
-    sentence = views.plain(f"{why.bound_sentence(split)} {why.advice(split)}")
+    sentence = words.plain(f"{why.bound_sentence(split)} {why.advice(split)}")
     assert any(sentence in m.value for m in at.markdown)
     assert any(c.value.startswith("Each part is measured before the run") for c in at.caption)

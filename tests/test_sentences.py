@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core import compare, progress
 from core.results import EpochMetrics, RunResult
-from ui import views
+from ui import words
 
 
 def _run(host: str, variables_on: str, **config) -> RunResult:
@@ -16,16 +16,16 @@ def _run(host: str, variables_on: str, **config) -> RunResult:
 def test_runs_on_one_device_are_not_said_to_differ_in_the_device_and_none_reads_as_all():
     a = _run("vm", "CPU:0", model="mlp", train_subset=30_000)
     b = _run("vm", "CPU:0")
-    sentence = views.differences_sentence(a, b)
+    sentence = words.differences_sentence(a, b)
     assert sentence.startswith(
         "Both on CPU:0 on vm, these runs differ in mlp vs softmax; 30,000 samples vs all samples"
     )
     assert "Besides the device" not in sentence and "None" not in sentence
     other = _run("gpu-server", "GPU:0", device="gpu", batch_size=256)
-    assert views.differences_sentence(other, b).startswith(
+    assert words.differences_sentence(other, b).startswith(
         "Besides the device, these runs differ in batch 256 vs batch 100"
     )
-    assert views.differences_sentence(b, _run("vm", "CPU:0")) is None
+    assert words.differences_sentence(b, _run("vm", "CPU:0")) is None
 
 
 def test_a_stopped_run_is_stopped_on_every_view():

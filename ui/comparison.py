@@ -17,7 +17,7 @@ import streamlit as st
 from core import axes, compare
 from core.i18n import N_, _
 from core.results import RunResult
-from ui import chart_aids, charts, compared, drawn, layout, learned, views
+from ui import chart_aids, charts, compared, drawn, layout, learned, tables, words
 
 X_AXES = {"clock": N_("Training seconds (the race)"), "epoch": N_("Epoch")}
 MEASURED = N_(
@@ -136,7 +136,7 @@ def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, in
         # Along one axis the sentence names its values: "mixed_bfloat16 is 1.4× faster than float32 on GPU:0 (...)".
         names, where = axes.value_names(configs) or (labels, "")
     sentence = compare.speedup_sentence(results[base], results[other], names[base] + where, names[other])
-    st.markdown(f"#### {views.plain(sentence)}")
+    st.markdown(f"#### {words.plain(sentence)}")
     return sentence
 
 
@@ -148,7 +148,7 @@ def ratios_ui(results: list[RunResult], labels: list[str]) -> None:
     head = _("| Value{where} | Samples / s | Speedup vs {first} |").format(where=where, first=names[0])
     rows = [head, "|---|---|---|"]
     for name, (rate, ratio) in zip(names, compare.ratio_rows(results), strict=True):
-        rows.append(f"| {views.plain(name)} | {rate} | {ratio} |")
+        rows.append(f"| {words.plain(name)} | {rate} | {ratio} |")
     st.markdown("\n".join(rows))
 
 
@@ -177,7 +177,7 @@ def numbers_frame(results: list[RunResult], labels: list[str], target: float | N
         epoch, rate = compare.steady_epoch_seconds(result), compare.throughput(result)
         first = next((e.train_seconds for e in result.epochs if e.warmup), None)
         warm = first - epoch if first is not None and epoch is not None else None
-        gflops, share = views.achieved(result)
+        gflops, share = tables.achieved(result)
         reached = compare.time_to_accuracy(result, target) if target is not None else None
         row = {
             _("Run"): _("{label} · variables on {device}").format(
@@ -216,7 +216,7 @@ def numbers_ui(results: list[RunResult], labels: list[str], target: float | None
     if len(table) == 0:
         return
     head = "| " + " | ".join(table.columns) + " |\n|" + "---|" * len(table.columns) + "\n"
-    body = "\n".join("| " + " | ".join(views.plain(str(v)) for v in row) + " |" for row in table.itertuples(False))
+    body = "\n".join("| " + " | ".join(words.plain(str(v)) for v in row) + " |" for row in table.itertuples(False))
     st.markdown(head + body)
     st.caption(_(NUMBERS_NOTE))
 

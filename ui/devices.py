@@ -12,7 +12,7 @@ from core import hardware_check
 from core.cli.devices import limits_words
 from core.cluster import connect
 from core.i18n import N_, _
-from ui import access, compared, layout, roofline, views, watcher
+from ui import access, compared, layout, roofline, watcher, words
 from ui.labels import series_labels
 from ui.resources import hardware
 
@@ -49,15 +49,15 @@ def cluster_ui(hw: hardware_check.Hardware) -> None:
     st.subheader(_("Ray cluster"))
     if access.allowed():  # the cluster's address, and Ray's dashboard there, are the presenter's to see
         link = connect.dashboard_url()
-        st.caption(views.plain(hw.cluster + (" " + _("Ray's own dashboard: {link}").format(link=link) if link else "")))
+        st.caption(words.plain(hw.cluster + (" " + _("Ray's own dashboard: {link}").format(link=link) if link else "")))
     else:
-        st.caption(views.plain(redacted(hw.cluster, hw.cluster_address)))
+        st.caption(words.plain(redacted(hw.cluster, hw.cluster_address)))
     for node in hw.nodes:
         if node.get("message"):
-            st.warning(views.plain(node["message"]))
+            st.warning(words.plain(node["message"]))
             continue
         host = node["host"]
-        title = f"{node['name']} · {views.plain(str(host.get('hostname') or '?'))}"
+        title = f"{node['name']} · {words.plain(str(host.get('hostname') or '?'))}"
         rows = [
             (
                 _("Devices"),
@@ -66,7 +66,7 @@ def cluster_ui(hw: hardware_check.Hardware) -> None:
             )
         ]
         rows += [
-            (k, views.plain(str(v)))
+            (k, words.plain(str(v)))
             for k, v in hardware_check.host_rows(hardware_check.Hardware(hardware_check.READY, host=host))
         ]
         st.markdown(f"| | {title} |\n|---|---|\n" + "\n".join(f"| **{k}** | {v} |" for k, v in rows))

@@ -12,7 +12,7 @@ from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
 from core.history.store import Store, StoreError
 from core.i18n import _, ngettext
-from ui import access, comparison, drawn, kept, layout, salvage, views, watcher
+from ui import access, comparison, drawn, kept, layout, salvage, tables, watcher, words
 from ui.resources import get_store
 
 PICK = {"history_pick": []}  # kept across views: the runs picked to overlay
@@ -125,7 +125,7 @@ def upload_ui() -> None:
         on_change=on_upload,
     )
     for level, sentence in st.session_state.get("import_messages") or []:
-        {"success": st.success, "info": st.info, "error": st.error}[level](views.plain(sentence))
+        {"success": st.success, "info": st.info, "error": st.error}[level](words.plain(sentence))
 
 
 def pick_ui(rows: list[HistoryRow]) -> list[HistoryRow]:
@@ -137,7 +137,7 @@ def pick_ui(rows: list[HistoryRow]) -> list[HistoryRow]:
         _("Runs to overlay (pick two to compare them)"),
         list(by_id),
         key="history_pick",
-        format_func=lambda i: views.pick_label(by_id[i]),
+        format_func=lambda i: words.pick_label(by_id[i]),
         placeholder=_("Choose runs from the table"),
         on_change=ask_delete,  # a new pick withdraws a pending "delete?" question
         args=(None,),
@@ -174,7 +174,7 @@ def groups_ui(rows: list[HistoryRow]) -> None:
             return _("Choose a comparison")
         first = by_id[groups[group][0]]
         said = _("{when} · {n} runs · {model} on {dataset} · {group}")
-        return said.format(when=views.short_time(first.when), n=len(groups[group]), model=first.model,
+        return said.format(when=words.short_time(first.when), n=len(groups[group]), model=first.model,
                            dataset=first.dataset, group=group)  # fmt: skip
 
     st.selectbox(_("Overlay a comparison again"), [None, *groups], key="history_group", format_func=label,
@@ -190,11 +190,11 @@ def compare_ui(store: Store, picked: list[HistoryRow]) -> None:
         return
     pair = comparison.compare_ui(
         runs,
-        views.run_labels(picked, [{**r.config, "jit_compile": bool(r.device.get("jit_compile"))} for r in runs]),
+        words.run_labels(picked, [{**r.config, "jit_compile": bool(r.device.get("jit_compile"))} for r in runs]),
         key=drawn.stored_key(runs),  # every page picking these runs shows one drawing (ui/drawn.py)
     )
-    if pair and (sentence := views.differences_sentence(runs[pair[0]], runs[pair[1]])):
-        st.caption(views.plain(sentence))
+    if pair and (sentence := words.differences_sentence(runs[pair[0]], runs[pair[1]])):
+        st.caption(words.plain(sentence))
 
 
 def actions_ui(store: Store, picked: list[HistoryRow]) -> None:
@@ -206,7 +206,7 @@ def actions_ui(store: Store, picked: list[HistoryRow]) -> None:
     else:  # one file per run, each importable again
         name, mime = "runs.zip", "application/zip"
         data = archive.zip_files({f"run-{i}.json": store.export_json(i) for i in ids})
-    csv = views.join_csv([store.export_csv(i) for i in ids])
+    csv = tables.join_csv([store.export_csv(i) for i in ids])
     left, middle, right = st.columns(3)
     # Deferred (a callable): the file is made when clicked, not put in the media store on every rerun, where
     # the next rerun replaced it before a slow browser had fetched it ("Download Button source error - 404").
@@ -250,7 +250,7 @@ def history_ui() -> None:
         st.info(_("No runs yet. Runs from the Train view appear here as they start; so do imported ones."))
         return
     st.dataframe(
-        views.history_frame(rows).rename(columns=_),  # the table's headings in the page's language
+        tables.history_frame(rows).rename(columns=_),  # the table's headings in the page's language
         hide_index=True,
         key="history_table",
         column_config={

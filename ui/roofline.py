@@ -18,7 +18,7 @@ import streamlit as st
 from core import roofline, why
 from core.i18n import N_, _
 from core.results import RunResult, SweepPoint
-from ui import charts, views
+from ui import charts, words
 
 CAVEAT = N_(
     "Each part is measured before the run or from its own calls: the fixed cost per step and the cost per sample "
@@ -192,13 +192,13 @@ def runs_ui(results: Sequence[RunResult], labels: Sequence[str]) -> None:
         if r.steady_epochs() and not why.run_split(r):
             said = _("{label}: where its epoch goes needs the step profile a run records before its first epoch; this "
                      "run has none (an older file).")  # fmt: skip
-            st.caption(views.plain(said.format(label=label)))
+            st.caption(words.plain(said.format(label=label)))
     for s, r, label in splits:
-        st.markdown(f"- **{views.plain(label)}**: {views.plain(why.bound_sentence(s))} {views.plain(why.advice(s))}")
+        st.markdown(f"- **{words.plain(label)}**: {words.plain(why.bound_sentence(s))} {words.plain(why.advice(s))}")
         if unmeasured := _unmeasured(r.device):
-            st.caption(views.plain(_("{label}: {unmeasured} not measured.").format(label=label, unmeasured=unmeasured)))
+            st.caption(words.plain(_("{label}: {unmeasured} not measured.").format(label=label, unmeasured=unmeasured)))
         if note := limits_note(r.device):
-            st.caption(views.plain(_("{label}: {words}").format(label=label, words=note)))
+            st.caption(words.plain(_("{label}: {words}").format(label=label, words=note)))
     st.caption(_(CAVEAT))
 
 

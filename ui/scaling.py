@@ -18,7 +18,7 @@ from core.history.store import Store, StoreError
 from core.i18n import N_, _
 from core.results import SweepPoint, SweepResult, points_frame
 from core.runner import JobStatus
-from ui import charts, kept, layout, live, roofline, views, watcher
+from ui import charts, kept, layout, live, roofline, sweep_plan, tables, watcher, words
 from ui.resources import get_store, hardware
 
 KIND = "sweep"
@@ -53,7 +53,7 @@ def sweep_values() -> dict:
     """The view's settings as SweepConfig fields."""
     ss = st.session_state
     return {
-        "devices": [d for d in views.sweep_devices(hardware()) if ss.get(device_key(d))],
+        "devices": [d for d in sweep_plan.sweep_devices(hardware()) if ss.get(device_key(d))],
         "model": ss.sw_model,
         "hidden_units": ss.sw_hidden,
         "batch_sizes": sorted(ss.sw_batches),
@@ -65,7 +65,7 @@ def sweep_values() -> dict:
 def start_sweep() -> None:
     try:
         # The GPU guard is in plan_sweep, not only in the disabled checkbox: a stale page cannot sweep a GPU.
-        config = views.plan_sweep(sweep_values(), hardware())
+        config = sweep_plan.plan_sweep(sweep_values(), hardware())
     except ConfigError as err:
         st.session_state.sweep_error = str(err)
         return
@@ -76,7 +76,7 @@ def start_sweep() -> None:
 def settings_ui(hw: hardware_check.Hardware) -> None:
     """Model, width, devices (a GPU only where there is one), batch sizes, repeats and steps."""
     ss = st.session_state
-    devices = views.sweep_devices(hw)
+    devices = sweep_plan.sweep_devices(hw)
     keys = {**DEFAULTS, **{device_key(d): False for d in devices}}
     kept.restore(keys)
     offered = ss.setdefault("sw_offered", set())
@@ -120,7 +120,7 @@ def problem_ui(hw: hardware_check.Hardware) -> str | None:
     """Why Run sweep is off (a bad setting, a device missing), said above the buttons; None if it can run."""
     problem = None
     try:
-        views.plan_sweep(sweep_values(), hw)
+        sweep_plan.plan_sweep(sweep_values(), hw)
     except ConfigError as err:
         problem = str(err)
         st.error(problem)
@@ -147,16 +147,16 @@ def result_ui(points: list[SweepPoint], model: dict, devices: dict) -> None:
         st.altair_chart(charts.throughput_chart(points_frame(points)), width="stretch")
     crossover = crossover_sentence(points)
     if len({p.device for p in points}) > 1:
-        st.markdown(f"### {views.plain(crossover)}")
+        st.markdown(f"### {words.plain(crossover)}")
     else:
-        st.caption(views.plain(crossover))
+        st.caption(words.plain(crossover))
     for p in points:
         if p.error:
             said = _("{device} at batch {batch}: {problem}").format(device=p.label, batch=p.batch_size, problem=p.error)
-            st.warning(views.plain(said))
+            st.warning(words.plain(said))
     number = st.column_config.NumberColumn
     st.dataframe(
-        views.sweep_table(points).rename(columns=_),  # the headings in the page's language
+        tables.sweep_table(points).rename(columns=_),  # the headings in the page's language
         hide_index=True,
         column_config={
             _("Samples/s"): number(format="localized", help=_("Median over the repeats.")),
@@ -167,8 +167,8 @@ def result_ui(points: list[SweepPoint], model: dict, devices: dict) -> None:
             _("Share of peak"): number(format="percent", help=_("Achieved GFLOP/s ÷ the device's peak from a large matrix multiply.")),
         },
     )  # fmt: skip
-    for sentence in views.idle_sentences(points, model.get("train_flops_per_sample"), devices):
-        st.markdown(f"- {views.plain(sentence)}")
+    for sentence in words.idle_sentences(points, model.get("train_flops_per_sample"), devices):
+        st.markdown(f"- {words.plain(sentence)}")
     roofline.sweep_ui(points, model, devices)  # each point on its device's roofline
     with st.expander(_("Why a small model leaves a GPU idle, and why fusing steps helps")):
         st.markdown(_(WHY_IDLE))
@@ -195,18 +195,18 @@ def stored_ui(store: Store, sweep: tuple[JobStatus, ...]) -> None:
         _("Sweep"),
         options,
         key="sweep_pick",
-        format_func=lambda i: views.sweep_pick_label(rows[i]) if i in rows else _("this page's last sweep"),
+        format_func=lambda i: words.sweep_pick_label(rows[i]) if i in rows else _("this page's last sweep"),
     )
     kept.remember(["sweep_pick"])
     try:
         result = unstored.get(picked) or store.get_sweep(picked)
     except StoreError as err:  # a stored sweep this version cannot read: said, not raised
-        st.error(views.plain(str(err)))
+        st.error(words.plain(str(err)))
         return
     if result is None:
         return
     if result.error:
-        st.error(views.plain(result.error))
+        st.error(words.plain(result.error))
     result_ui(result.points, result.model, result.devices)
     left, right, _rest = st.columns([1, 1, 2])
     name = f"sweep-{picked}"

@@ -27,8 +27,8 @@ from ui import (
     live,
     roofline,
     train_settings,
-    views,
     watcher,
+    words,
 )
 from ui.labels import series_labels
 from ui.resources import hardware
@@ -98,9 +98,9 @@ def results_ui(runs: tuple[JobStatus, ...], hw: hardware_check.Hardware, watched
     names = labels(runs)
     for s, label in zip(runs, names, strict=True):
         if s.state == "failed":
-            st.error(views.plain(_("{label}: {words}").format(label=label, words=s.error or _("the run failed."))))
+            st.error(words.plain(_("{label}: {words}").format(label=label, words=s.error or _("the run failed."))))
         if s.note:  # the history refused a write (locked, full): the run goes on, and says what is not stored
-            st.warning(views.plain(_("{label}: {words}").format(label=label, words=s.note)))
+            st.warning(words.plain(_("{label}: {words}").format(label=label, words=s.note)))
     key, shown = drawn.frame(runs)  # every page watching draws the same frame, drawn once (ui/drawn.py)
     results = [live.snapshot(s) for s in shown]
     comparison.compare_ui(results, names, by_value=True, in_progress=[s.in_progress for s in shown], key=key)

@@ -1,30 +1,27 @@
-"""What the dashboard's History and Scaling views say: tables as DataFrames, labels and sentences.
+"""How the page names runs and sweeps, and the sentences it says about them: plain text, times, labels.
 
-Pure functions of results the store or the runner already hold; no streamlit and no TensorFlow,
-so the page stays light and every sentence here can be tested on hand-made values.
+Pure functions of what the store or the runner hold (no streamlit, no TensorFlow), tested on hand-made values.
 """
 
 from __future__ import annotations
 
 import re
-import statistics
 from collections.abc import Sequence
 from datetime import datetime
 
-import pandas as pd
-
-from core import compare, device_modes, hardware_check, progress
-from core.config import ConfigError, SweepConfig, TrainConfig
+from core import progress
+from core.config import TrainConfig
 from core.history.rows import HistoryRow, SweepRow
-from core.i18n import N_, _
+from core.i18n import _
 from core.results import RunResult, SweepPoint
 from ui.labels import SETTING_WORDS, distinct_labels
 
-# -- times and names -------------------------------------------------------------------------
 # Characters that start emphasis, code, links, images, HTML, tables or LaTeX anywhere in a line; a colon before a
 # letter (a Streamlit directive :red[x], an emoji :smile:, an icon :material/x:) and an ampersand before a letter
 # or # (an entity, &lt;). "GPU:0" and "a & b" stay as they are.
 _MARKDOWN = re.compile(r"([\\`*_\[\]#!|<>~$]|:(?=[A-Za-z])|&(?=[A-Za-z#]))")
+
+
 # GFM turns www.x, http://x and a@b into links after parsing, escapes or not: a word joiner (U+2060, invisible)
 # inside each of those three marks breaks the pattern and leaves the text as it reads.
 _AUTOLINK = re.compile(r"(?i)(?<=www)(?=\.)|(?=://)|(?=@)")
@@ -91,39 +88,6 @@ def pick_label(row: HistoryRow) -> str:
     return f"{short_time(row.when)} · {where(row)}{how} · {what} · {accuracy} · {row.run_id}"
 
 
-# -- the History table ---------------------------------------------------------------------
-def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
-    """The History table: one row per run, newest first, in the order and words the page shows."""
-    return pd.DataFrame(
-        {
-            "When": [short_time(r.when) for r in rows],
-            # Where it ran first: the host and origin prove a run came from another machine.
-            "Variables on": [r.variables_on or (r.device or "?").upper() for r in rows],
-            "Host": [r.host or "?" for r in rows],
-            "Origin": [_(ORIGINS[r.origin]) if r.origin in ORIGINS else r.origin for r in rows],
-            "Execution": [execution_words(r) for r in rows],
-            "Model": [r.model for r in rows],
-            "Dataset": [r.dataset for r in rows],
-            "Batch": [r.batch_size for r in rows],
-            "Epochs": [_("{done} of {total}").format(done=r.epochs_done, total=r.epochs_total) for r in rows],
-            # In percent, shown with one decimal as every other accuracy on the page (81.7%, not 0.8170 or 81.70%).
-            "Test accuracy": [None if r.final_test_accuracy is None else r.final_test_accuracy * 100 for r in rows],
-            "Median epoch (s)": [r.median_epoch_seconds for r in rows],
-            "Status": [progress.status_words(r.status) for r in rows],
-            "Run id": [r.run_id for r in rows],
-        },
-        columns=list(HISTORY_COLUMNS),
-    )
-
-
-ORIGINS = {"local": N_("local"), "imported": N_("imported")}  # where a stored run came from (core.history)
-# The History table's columns, in order: where a run ran (host, origin) comes before the details.
-HISTORY_COLUMNS = (
-    N_("When"), N_("Variables on"), N_("Host"), N_("Origin"), N_("Execution"), N_("Model"), N_("Dataset"), N_("Batch"),
-    N_("Epochs"), N_("Test accuracy"), N_("Median epoch (s)"), N_("Status"), N_("Run id"),
-)  # fmt: skip
-
-
 def config_differences(a: RunResult, b: RunResult) -> list[str]:
     """Settings two runs differ in besides the device, in the labels' words: 'batch 100 vs batch 256'."""
     words = {k: SETTING_WORDS.get(k, str) for k in TrainConfig.__dataclass_fields__}
@@ -154,31 +118,6 @@ def where_ran(result: RunResult) -> str:
     return _("{device} on {host}").format(device=device, host=result.host.get("hostname") or _("an unknown host"))
 
 
-def join_csv(texts: Sequence[str]) -> str:
-    """CSV files with the same header as one: the header once, then every file's rows."""
-    if not texts:
-        return ""
-    header, *_rest = texts[0].splitlines(keepends=True)
-    return header + "".join(line for t in texts for line in t.splitlines(keepends=True)[1:])
-
-
-# -- achieved speed against the device's limit ---------------------------------------------
-def achieved(result: RunResult) -> tuple[float | None, float | None]:
-    """(GFLOP/s at the run's steady throughput, that as a share of the device's measured matmul peak)."""
-    flops, rate = result.device.get("train_flops_per_sample"), compare.throughput(result)
-    if not flops or not rate:
-        # A file without its FLOPs per sample: the epochs' own figures, as they were recorded.
-        rates = [e.gflops_per_second for e in result.steady_epochs() if e.gflops_per_second]
-        if not rates:
-            return None, None
-        gflops = statistics.median(rates)
-    else:
-        gflops = flops * rate / 1e9
-    peak = result.device.get("peak_gflops")
-    return gflops, (gflops / peak if peak else None)
-
-
-# -- sweeps ---------------------------------------------------------------------------------
 def sweep_pick_label(row: SweepRow) -> str:
     """One line naming a stored sweep in a picker."""
     width = _(" ({units} units)").format(units=row.hidden_units) if row.hidden_units else ""
@@ -188,34 +127,6 @@ def sweep_pick_label(row: SweepRow) -> str:
         f"{short_time(row.when)} · {what} · {row.host or _('an unknown host')}"
         f" · {progress.finished('point', row.points_measured, row.points_total)} · {progress.status_words(row.status)}"
     )
-
-
-def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:
-    """One row per point: samples/s (median, min, max), ms per step, GFLOP/s and share of peak."""
-    return pd.DataFrame(
-        {
-            "Device": [p.label for p in points],
-            "Batch": [p.batch_size for p in points],
-            # Whole samples: the repeats' spread is far wider than a fraction of a sample.
-            "Samples/s": [_whole(p.samples_per_second) for p in points],
-            "Min": [_whole(p.samples_per_second_min) for p in points],
-            "Max": [_whole(p.samples_per_second_max) for p in points],
-            "ms per step": [p.step_ms for p in points],
-            "GFLOP/s": [p.gflops_per_second for p in points],
-            "Share of peak": [p.utilisation for p in points],
-            "Note": [p.error or "" for p in points],
-        },
-        columns=SWEEP_COLUMNS,
-    )
-
-
-# The sweep table's columns (ui.scaling shows them translated).
-SWEEP_COLUMNS = [N_("Device"), N_("Batch"), N_("Samples/s"), N_("Min"), N_("Max"), N_("ms per step"), "GFLOP/s",
-                 N_("Share of peak"), N_("Note")]  # fmt: skip
-
-
-def _whole(value: float | None) -> float | None:
-    return None if value is None else float(round(value))
 
 
 def idle_sentences(points: Sequence[SweepPoint], flops_per_sample: float | None, devices: dict) -> list[str]:
@@ -244,25 +155,3 @@ def idle_sentences(points: Sequence[SweepPoint], flops_per_sample: float | None,
             )  # fmt: skip
         )
     return sentences
-
-
-def sweep_devices(hw: hardware_check.Hardware) -> dict[str, device_modes.Mode]:
-    """The devices a sweep may list (cpu, each gpu:N), each with its single-device mode, GPUs shown even if absent."""
-    # One device each (a sweep times one device at a time: no gpu:all), a Ray node's included.
-    return {m.runs[0]["device"]: m for m in device_modes.modes(hw) if len(m.runs) == 1 and len(m.runs[0]) == 1}
-
-
-def plan_sweep(values: dict, hw: hardware_check.Hardware) -> SweepConfig:
-    """The validated SweepConfig Run sweep would submit; ConfigError if a setting is bad or a device absent."""
-    known = sweep_devices(hw)
-    if not values.get("devices"):
-        raise ConfigError("devices", _("Pick at least one device to sweep."))
-    for name in values["devices"]:
-        mode = known.get(name)
-        if mode is None:
-            raise ConfigError("devices", f"devices must be among {', '.join(known)}, not {name!r}.")
-        if reason := device_modes.unavailable(mode, hw):
-            raise ConfigError(
-                "devices", _("{mode} cannot be swept here: {reason}.").format(mode=mode.label, reason=reason)
-            )
-    return SweepConfig(**values)

@@ -1,0 +1,102 @@
+"""The History and Scaling views' tables as DataFrames (their columns in the page's words), and achieved speed.
+
+Pure functions of what the store holds (no streamlit, no TensorFlow), tested on hand-made values.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+import pandas as pd
+
+from core import compare, progress
+from core.history.rows import HistoryRow
+from core.i18n import N_, _
+from core.results import RunResult, SweepPoint
+from ui.words import execution_words, short_time
+
+
+def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
+    """The History table: one row per run, newest first, in the order and words the page shows."""
+    return pd.DataFrame(
+        {
+            "When": [short_time(r.when) for r in rows],
+            # Where it ran first: the host and origin prove a run came from another machine.
+            "Variables on": [r.variables_on or (r.device or "?").upper() for r in rows],
+            "Host": [r.host or "?" for r in rows],
+            "Origin": [_(ORIGINS[r.origin]) if r.origin in ORIGINS else r.origin for r in rows],
+            "Execution": [execution_words(r) for r in rows],
+            "Model": [r.model for r in rows],
+            "Dataset": [r.dataset for r in rows],
+            "Batch": [r.batch_size for r in rows],
+            "Epochs": [_("{done} of {total}").format(done=r.epochs_done, total=r.epochs_total) for r in rows],
+            # In percent, shown with one decimal as every other accuracy on the page (81.7%, not 0.8170 or 81.70%).
+            "Test accuracy": [None if r.final_test_accuracy is None else r.final_test_accuracy * 100 for r in rows],
+            "Median epoch (s)": [r.median_epoch_seconds for r in rows],
+            "Status": [progress.status_words(r.status) for r in rows],
+            "Run id": [r.run_id for r in rows],
+        },
+        columns=list(HISTORY_COLUMNS),
+    )
+
+
+ORIGINS = {"local": N_("local"), "imported": N_("imported")}  # where a stored run came from (core.history)
+
+
+# The History table's columns, in order: where a run ran (host, origin) comes before the details.
+HISTORY_COLUMNS = (
+    N_("When"), N_("Variables on"), N_("Host"), N_("Origin"), N_("Execution"), N_("Model"), N_("Dataset"), N_("Batch"),
+    N_("Epochs"), N_("Test accuracy"), N_("Median epoch (s)"), N_("Status"), N_("Run id"),
+)  # fmt: skip
+
+
+def join_csv(texts: Sequence[str]) -> str:
+    """CSV files with the same header as one: the header once, then every file's rows."""
+    if not texts:
+        return ""
+    header, *_rest = texts[0].splitlines(keepends=True)
+    return header + "".join(line for t in texts for line in t.splitlines(keepends=True)[1:])
+
+
+def achieved(result: RunResult) -> tuple[float | None, float | None]:
+    """(GFLOP/s at the run's steady throughput, that as a share of the device's measured matmul peak)."""
+    flops, rate = result.device.get("train_flops_per_sample"), compare.throughput(result)
+    if not flops or not rate:
+        # A file without its FLOPs per sample: the epochs' own figures, as they were recorded.
+        rates = [e.gflops_per_second for e in result.steady_epochs() if e.gflops_per_second]
+        if not rates:
+            return None, None
+        gflops = statistics.median(rates)
+    else:
+        gflops = flops * rate / 1e9
+    peak = result.device.get("peak_gflops")
+    return gflops, (gflops / peak if peak else None)
+
+
+def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:
+    """One row per point: samples/s (median, min, max), ms per step, GFLOP/s and share of peak."""
+    return pd.DataFrame(
+        {
+            "Device": [p.label for p in points],
+            "Batch": [p.batch_size for p in points],
+            # Whole samples: the repeats' spread is far wider than a fraction of a sample.
+            "Samples/s": [_whole(p.samples_per_second) for p in points],
+            "Min": [_whole(p.samples_per_second_min) for p in points],
+            "Max": [_whole(p.samples_per_second_max) for p in points],
+            "ms per step": [p.step_ms for p in points],
+            "GFLOP/s": [p.gflops_per_second for p in points],
+            "Share of peak": [p.utilisation for p in points],
+            "Note": [p.error or "" for p in points],
+        },
+        columns=SWEEP_COLUMNS,
+    )
+
+
+# The sweep table's columns (ui.scaling shows them translated).
+SWEEP_COLUMNS = [N_("Device"), N_("Batch"), N_("Samples/s"), N_("Min"), N_("Max"), N_("ms per step"), "GFLOP/s",
+                 N_("Share of peak"), N_("Note")]  # fmt: skip
+
+
+def _whole(value: float | None) -> float | None:
+    return None if value is None else float(round(value))
