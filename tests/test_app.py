@@ -148,6 +148,7 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     assert at.session_state["model"] == "mlp" and at.session_state["epochs"] == PRESETS["Quick demo"]["epochs"]
     # No GPU here: the demo still compares two runs, plain model.fit first (the baseline).
     assert at.session_state["mode"] == "fit:cpu"
+    at.number_input(key="epochs").set_value(3)  # two steady epochs are enough here; the whole demo: the browser test's
     at.button(key="run").click().run()
     status = " ".join(m.value for m in at.markdown)
     assert "CPU (plain fit): " in status and "CPU (multi-step loop, XLA): " in status  # live: epochs or "next"

@@ -21,6 +21,7 @@ from tests.test_browser import (  # noqa: F401
     open_page,
     pick_first,
     preset,
+    quick_demo_shows_both_charts_and_the_metrics,
     screenshots_on_failure,
     server,
     status,
@@ -208,6 +209,7 @@ def test_on_stage_the_status_headline_and_charts_fit_1280x720_move_early_and_sta
             assert page.evaluate(OVERFLOWING) == [], f"text cut in {name} at {size}"
             cut = page.evaluate(CUT_IN_CHARTS)
             assert cut == [], f"a chart's text cut in {name} at {size}: {cut}"
+    quick_demo_shows_both_charts_and_the_metrics(page)
     assert page.locator('[data-testid="stException"]').count() == 0
     assert errors == [] and watcher_errors == []
     page.close()

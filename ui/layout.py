@@ -6,7 +6,8 @@
   this sizes from the window's height), so they grow at 1080p; not in a chart's full-screen view (the page is
   then locked from scrolling), which fills the screen.
 - The status line and the headline keep their height when their words change (a run ending, the headline
-  arriving), so nothing below them moves.
+  arriving), so nothing below them moves; the headline's place holds three lines of its font, as long as the
+  speedup's sentence with its spread and count runs at 1280x720 with the sidebar open.
 - Streamlit's header "Stop" hidden: it stops only the script, so the page froze at "2 of 30 epochs" while
   training went on. The Stop next to Run stops the run itself. The "running" indicator stays.
 - Buttons (downloads) and code wrap their text instead of cutting it.
@@ -28,8 +29,8 @@ CSS = """
 body:not([style*="overflow: hidden"]) .st-key-run_charts [data-testid="stVegaLiteChart"] {
   height: clamp(260px, calc(100vh - 400px), 640px) !important;
 }
-.st-key-headline:has(h4) { min-height: 4.4rem; justify-content: center; }
-.st-key-headline h4 { padding: 0; font-size: 1.35rem; line-height: 1.3; }
+.st-key-headline:has(h4) { min-height: 4.6rem; justify-content: center; }
+.st-key-headline h4 { padding: 0; font-size: 1.2rem; line-height: 1.25; }
 .st-key-train_status, .st-key-sweep_status { min-height: 3.25rem; justify-content: center; }
 [data-testid="stStatusWidget"] button { display: none; }
 [data-testid="stBaseButton-secondary"] p, [data-testid="stDownloadButton"] p { white-space: normal; }
@@ -53,4 +54,10 @@ def style() -> None:
 
 def fill(chart):
     """A live chart as tall as its element (the CSS above sizes that from the window), legend and titles inside."""
-    return chart.properties(height="container", autosize=alt.AutoSizeParams(type="fit", contains="padding"))
+    # Vega's fit overshoots the top by a few pixels while a run redraws (the title "Seconds per epoch" was cut at
+    # 1280x720, artifacts/layout-720p-running.png): a wider top padding keeps the title inside its element.
+    return chart.properties(
+        height="container",
+        autosize=alt.AutoSizeParams(type="fit", contains="padding"),
+        padding={"top": 14, "left": 5, "right": 5, "bottom": 5},
+    )
