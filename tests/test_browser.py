@@ -41,8 +41,9 @@ DEMO_EPOCHS = PRESETS["Quick demo"]["epochs"]
 FIT_CPU = next(m.label for m in device_modes.modes(hardware_check.Hardware(hardware_check.READY)) if m.key == "fit:cpu")
 RUNNING = '[data-testid="stStatusWidget"]'  # the "running" indicator, present only while the script runs
 # What tests/conftest.py sets for the pytest process's own runners that a served page must not inherit: its servers
-# start as `make run` does, with their own warm workers and their warm-up.
-SERVER_KEEPS = ("TFDASH_WARM_WORKERS", "TFDASH_WARM_UP")
+# keep `make run`'s warm workers (one per run of a comparison); their warm-up imports TensorFlow only, as the pytest
+# process's (its tiny training bought a job here nothing measurable: tests/conftest.py).
+SERVER_KEEPS = ("TFDASH_WARM_WORKERS",)
 
 
 def free_port() -> int:

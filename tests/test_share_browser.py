@@ -50,7 +50,7 @@ def shared():
     out = open(out_path, "w")  # noqa: SIM115 - closed when the server stops
     proc = subprocess.Popen(
         [sys.executable, "-m", "ui.share", "--address", "127.0.0.1", "--port", str(free_port())],
-        cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env={k: v for k, v in os.environ.items() if k != "TFDASH_WARM_UP"},
+        cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ),  # one warm worker, importing TensorFlow
     )  # fmt: skip
     try:
 
