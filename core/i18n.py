@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import gettext
 import io
+import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -90,3 +91,28 @@ def ngettext(singular: str, plural: str, n: int) -> str:
 def N_(message: str) -> str:
     """Marks `message` for the catalogs where it is defined (a table of labels); `_()` translates it where shown."""
     return message
+
+
+def again(message: str, templates: Iterable[str]) -> str:
+    """A sentence filled in English by a thread that speaks no page's language (the hardware check's, the cluster's),
+    in this thread's: read back against the marked templates it was filled from, its values too; else unchanged."""
+    if language() == ENGLISH:
+        return message
+    return _read(message, tuple(templates))[0]
+
+
+def _read(message: str, templates: tuple[str, ...]) -> tuple[str, int]:
+    """(message in this thread's language, how many of its characters the templates' own words account for): of the
+    readings that fit, the one whose templates, values read again, account for the most ('{a} Only ...' of '{b}.')."""
+    if message in templates:
+        return _(message), len(message)
+    best = (message, 0)
+    for template in templates:
+        pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>.+?)", re.escape(template))
+        if "{" not in template or not (found := re.fullmatch(pattern, message, flags=re.DOTALL)):
+            continue
+        values = {name: _read(value, templates) for name, value in found.groupdict().items()}
+        own = len(re.sub(r"\{\w+\}", "", template)) + sum(n for _said, n in values.values())
+        if own > best[1]:
+            best = _(template).format(**{name: said for name, (said, _n) in values.items()}), own
+    return best

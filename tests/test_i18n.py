@@ -135,3 +135,23 @@ def test_every_schema_description_is_read_into_a_marked_phrase():
         assert read("a number from 0 to 1e+13 or null") == "从 0 到 1e+13 的数，或 null"
     finally:
         i18n.set_language("en")
+
+
+def test_a_sentence_filled_in_english_by_the_cluster_check_reads_back_into_the_pages_language():
+    from core.cluster import said
+
+    i18n.set_language("zh")
+    try:
+        for template in said.ALL:
+            values = {name: f"v{i}" for i, (name, _spec) in enumerate(fields(template))}
+            english = template.format(**values)
+            assert i18n.again(english, said.ALL) == i18n._(template).format(**values), template
+        # A sentence built from another (the cluster's refusal, then what the page offers instead), both read back.
+        inner = said.NONE_NAMED.format(env="TFDASH_RAY_ADDRESS", forms=said.FORMS)
+        outer = i18n.again(said.ONLY_HERE.format(problem=inner), said.ALL)
+        assert outer == i18n._(said.ONLY_HERE).format(problem=i18n._(said.NONE_NAMED).format(
+            env="TFDASH_RAY_ADDRESS", forms=i18n._(said.FORMS)))  # fmt: skip
+        assert i18n.again("Something no template says.", said.ALL) == "Something no template says."
+    finally:
+        i18n.set_language("en")
+    assert i18n.again(inner, said.ALL) == inner  # English stays as it was said

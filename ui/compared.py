@@ -14,7 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from core import hardware_check
+from core import hardware_check, i18n
 from core.axes import AXES, axis_of
 from core.engine import data as datasets
 from core.engine import models
@@ -150,11 +150,7 @@ def sentence(configs: Sequence[dict], hw: hardware_check.Hardware) -> str:
 
 def check_failed(message: str) -> str:
     """core.hardware_check's sentence for a failed hardware check, in the page's language."""
-    for template in CHECK_FAILED:
-        pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>.+?)", re.escape(template))
-        if found := re.fullmatch(pattern, message):
-            return _(template).format(**found.groupdict())
-    return message
+    return i18n.again(message, CHECK_FAILED)
 
 
 def sentence_ui(configs: Sequence[dict], hw: hardware_check.Hardware) -> None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import hardware_check
+from core import hardware_check, i18n
 from core.cli.devices import limits_words
-from core.cluster import connect
+from core.cluster import connect, said
 from core.i18n import N_, _
 from ui import access, compared, layout, roofline, watcher, words
 from ui.labels import series_labels
@@ -47,14 +47,15 @@ def devices_ui(hw: hardware_check.Hardware, snap: watcher.JobsNow) -> None:
 def cluster_ui(hw: hardware_check.Hardware) -> None:
     """Each node of the Ray cluster, as the node lists itself; a device there is NODE/cpu, NODE/gpu:0."""
     st.subheader(_("Ray cluster"))
+    sentence = i18n.again(hw.cluster, said.ALL)  # said by the cluster check's thread, in English
     if access.allowed():  # the cluster's address, and Ray's dashboard there, are the presenter's to see
         link = connect.dashboard_url()
-        st.caption(words.plain(hw.cluster + (" " + _("Ray's own dashboard: {link}").format(link=link) if link else "")))
+        st.caption(words.plain(sentence + (" " + _("Ray's own dashboard: {link}").format(link=link) if link else "")))
     else:
-        st.caption(words.plain(redacted(hw.cluster, hw.cluster_address)))
+        st.caption(words.plain(redacted(sentence, hw.cluster_address)))
     for node in hw.nodes:
         if node.get("message"):
-            st.warning(words.plain(node["message"]))
+            st.warning(words.plain(i18n.again(node["message"], said.ALL)))
             continue
         host = node["host"]
         title = f"{node['name']} · {words.plain(str(host.get('hostname') or '?'))}"

@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from core.cluster import said
+
 Address = Any  # core.cluster.connect.Address: text, host, port, client (not imported: connect imports this module)
 
 TCP_TIMEOUT_S = 3.0  # as core.cluster.connect's: a host that answers at all answers well within this
@@ -74,11 +76,7 @@ def token_problem(address: Address) -> str | None:
     token = this_token()
     if token is not None and _answers(address, token) is not False:
         return None
-    lacking = "this machine has no token for it" if token is None else "it refused this machine's token"
-    return (
-        f"The Ray cluster at {address.text} has token authentication and {lacking}: set RAY_AUTH_MODE=token and "
-        f"RAY_AUTH_TOKEN to the token `{SAFE_START}` printed on the GPU box (or copy its ~/.ray/auth_token here)."
-    )
+    return (said.NO_TOKEN_HERE if token is None else said.WRONG_TOKEN).format(address=address.text, safe=SAFE_START)
 
 
 def _target(address: Address) -> str | None:
@@ -96,11 +94,7 @@ def _target(address: Address) -> str | None:
 
 def unauthenticated_sentence(address: str) -> str:
     """Why a cluster without token authentication is refused, and how to start one safely or allow it."""
-    return (
-        f"The Ray cluster at {address} accepts work without a token: anyone who can reach its ports can run code "
-        f"there. Start it with `{SAFE_START}` on the GPU box (token authentication), or use it anyway with "
-        f"{ALLOW_FLAG} ({ALLOW_ENV}=1)."
-    )
+    return said.OPEN_CLUSTER.format(address=address, safe=SAFE_START, flag=ALLOW_FLAG, env=ALLOW_ENV)
 
 
 def allowed_unauthenticated() -> bool:
