@@ -291,7 +291,7 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     preset(viewer, "Quick demo")
     expect(viewer.get_by_role("radio", name=FIT_CPU)).to_be_checked(timeout=10_000)
     click(viewer, "run")
-    expect(status(viewer)).to_contain_text("Waiting: another session is training softmax on CPU, epoch", timeout=10_000)
+    expect(status(viewer)).to_contain_text("Waiting: another session is training softmax on CPU, epoch", timeout=30_000)
 
     # Our Stop (keyed "stop"), not Streamlit's own "Stop" in the header, which only stops the script.
     click(presenter, "stop")

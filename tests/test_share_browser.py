@@ -43,10 +43,11 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def shared():
-    """`python -m ui.share` on a free port of 127.0.0.1; yields (viewer URL, presenter URL, its output file)."""
+def shared(tmp_path_factory):
+    """`python -m ui.share` on a free port of 127.0.0.1; yields (viewer URL, presenter URL, its output file).
+    The output goes to a file of its own (no other server's, under pytest-xdist, can write into it)."""
     ARTIFACTS.mkdir(exist_ok=True)
-    out_path = ARTIFACTS / "share.log"
+    out_path = tmp_path_factory.mktemp("share") / "share.log"
     out = open(out_path, "w")  # noqa: SIM115 - closed when the server stops
     proc = subprocess.Popen(
         [sys.executable, "-m", "ui.share", "--address", "127.0.0.1", "--port", str(free_port())],
@@ -55,7 +56,7 @@ def shared():
     try:
 
         def urls() -> list[str] | None:
-            assert proc.poll() is None, "make share exited; see artifacts/share.log"
+            assert proc.poll() is None, f"make share exited: {out_path.read_text()[-2000:]}"
             found = re.findall(r"(http://\S+)", out_path.read_text())
             return found if len(found) >= 2 else None
 
