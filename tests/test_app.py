@@ -198,8 +198,9 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
         assert cells[2] == f"{compare.time_to_accuracy(result, target):.2f} s"
         assert cells[3] == f"{compare.steady_epoch_seconds(result):.3f} s"
         gflops, share = tables.achieved(result)
-        # Achieved GFLOP/s is the model's FLOPs per sample times its speed, and a fraction of the measured peak.
-        assert gflops > 0 and 0 < share < 1 and share == pytest.approx(gflops / result.device["peak_gflops"])
+        # Achieved GFLOP/s is the model's FLOPs per sample times its speed, as a share of the measured peak (which a
+        # run may pass when the peak was timed under more load: the roofline says so; tests/test_roofline.py).
+        assert gflops > 0 and share > 0 and share == pytest.approx(gflops / result.device["peak_gflops"])
     # The headline: the ratio of steady samples/s with its spread and count, the faster run named first; it is the
     # ratio of the steady epochs in the table (the same samples per epoch on both sides).
     found = compare.speedup(results[0], results[1])
