@@ -10,6 +10,7 @@ committed (no stale .mo).
 
 from __future__ import annotations
 
+import functools
 import gettext
 import io
 import re
@@ -108,11 +109,28 @@ def _read(message: str, templates: tuple[str, ...]) -> tuple[str, int]:
         return _(message), len(message)
     best = (message, 0)
     for template in templates:
-        pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>.+?)", re.escape(template))
-        if "{" not in template or not (found := re.fullmatch(pattern, message, flags=re.DOTALL)):
+        if "{" not in template or not (found := _pattern(template).fullmatch(message)):
             continue
         values = {name: _read(value, templates) for name, value in found.groupdict().items()}
-        own = len(re.sub(r"\{\w+\}", "", template)) + sum(n for _said, n in values.values())
+        own = len(_FIELD.sub("", template)) + sum(n for _said, n in values.values())
         if own > best[1]:
-            best = _(template).format(**{name: said for name, (said, _n) in values.items()}), own
+            # A value was read as its text ('5 s' of '{timeout:g} s'): filled again as text, without its format.
+            text = _FIELD.sub(lambda m: "{" + m[1] + "}", _(template))
+            best = text.format(**{name: said for name, (said, _n) in values.items()}), own
     return best
+
+
+_FIELD = re.compile(r"\{(\w+)(?:![rsa])?(?::[^}]*)?\}")  # a field, with its format if any: {n}, {timeout:g}
+
+
+@functools.lru_cache(maxsize=1024)
+def _pattern(template: str) -> re.Pattern:
+    """The template as a pattern: each field matches any text, a field named twice the same text both times."""
+    parts, named = [], set()
+    for i, piece in enumerate(_FIELD.split(template)):
+        if i % 2 == 0:
+            parts.append(re.escape(piece))
+        else:
+            parts.append(f"(?P={piece})" if piece in named else f"(?P<{piece}>.+?)")
+            named.add(piece)
+    return re.compile("".join(parts), flags=re.DOTALL)

@@ -155,3 +155,33 @@ def test_a_sentence_filled_in_english_by_the_cluster_check_reads_back_into_the_p
     finally:
         i18n.set_language("en")
     assert i18n.again(inner, said.ALL) == inner  # English stays as it was said
+
+
+def test_what_the_recorder_says_of_a_locked_history_on_the_runners_thread_reads_back_in_chinese(tmp_path, monkeypatch):
+    import sqlite3
+
+    from core.history import paths, recorder
+    from core.history.store import Store
+    from core.runner import said as runner_said
+    from tests.sample_runs import make_result
+    from tests.test_i18n_app import english_left
+
+    monkeypatch.setenv(paths.LOCK_ENV, "0.2")
+    store = Store(tmp_path / "runs.sqlite3")
+    run = make_result(run_id="5f0e1d2c3b4a")
+    record = recorder.Recorder(store, run.run_id, run.config)
+    holder = sqlite3.connect(store.path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another program holds the file: every write waits 0.2 s, then is refused
+    notes = [record.start()] + [record.epoch(m, run) for m in run.epochs[:2]]
+    holder.execute("ROLLBACK")
+    assert notes[0].endswith("the run will be written when the history takes it.") and "epoch 1 will" in notes[1]
+    assert "epochs 1-2 will" in notes[2] and "database is locked" in notes[2]
+    i18n.set_language("zh")
+    try:
+        said = [i18n.again(note, recorder.SAID) for note in notes]
+        killed = runner_said.ended_early(runner_said.EXITED.format(pid=41, code=1), "point", 0)
+        said.append(i18n.again(killed, runner_said.ALL))
+    finally:
+        i18n.set_language("en")
+    assert [english_left(s, {str(store.path)}) for s in said] == [[]] * 4, said
+    assert "1-2" in said[2] and "0.2 秒" in said[2] and "41" in said[3]

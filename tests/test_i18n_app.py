@@ -74,8 +74,10 @@ def page_words(at: AppTest) -> list[str]:
             continue
         if getattr(node, "type", "") == "arrow_vega_lite_chart":
             found += chart_words(json.loads(proto.spec))
-        elif getattr(node, "type", "") == "arrow_data_frame":
+        elif getattr(node, "type", "") == "dataframe":
             found += [str(c) for c in node.value.columns]
+            if node.value.isna().any(axis=None):  # an empty cell: the grid writes "None" where no placeholder is set
+                found.append(proto.placeholder or "None")
         else:
             found += strings(proto)
     return [w for w in found if w.strip()]
@@ -83,9 +85,9 @@ def page_words(at: AppTest) -> list[str]:
 
 def english_left(text: str, own: set[str]) -> list[str]:
     """English words in `text` outside code, this machine's and the runs' own names, NAMES, acronyms and identifiers."""
-    text = re.sub(r"`[^`]*`|https?://\S+", " ", text)
-    for name in sorted(own, key=len, reverse=True):
+    for name in sorted(own, key=len, reverse=True):  # first: a name may hold a link or code (a file's host name)
         text = text.replace(name, " ")
+    text = re.sub(r"`[^`]*`|https?://\S+", " ", text)
     left = []
     for word in re.findall(r"[A-Za-zµ][A-Za-z0-9_.:/+'µ-]*", text):
         word = word.strip(".:'-")
@@ -103,9 +105,10 @@ def stored() -> dict[str, object]:
     group = f"{uuid.uuid4().int % 10**8:08d}"  # digits: its labels' short ids are no words
     runs = [make_result(run_id=f"{group}-{i}", seed=i) for i in (1, 2)]
     sweep = server_sweep()
-    for result in (*runs, sweep):
+    stopped = make_result(run_id=f"{group}-0", epochs=0, status="cancelled")  # no accuracy: empty table cells
+    for result in (*runs, sweep, stopped):
         get_store().finish(result)
-    return {"runs": [r.run_id for r in runs], "sweep": sweep.run_id}
+    return {"runs": [r.run_id for r in runs], "sweep": sweep.run_id, "stopped": stopped.run_id}
 
 
 def session(code: str) -> AppTest:
@@ -132,7 +135,13 @@ def views_said(at: AppTest, stored: dict) -> dict[str, list[str]]:
 def own_names(stored: dict) -> set[str]:
     """Names the page shows as they are: this machine's (CPU model, host), the stored runs' hosts, GPUs and ids."""
     hw = hardware_check.result()
-    values = [*map(str, hw.host.values()), *(str(g.get("name")) for g in hw.gpus), *stored["runs"], stored["sweep"]]
+    values = [
+        *map(str, hw.host.values()),
+        *(str(g.get("name")) for g in hw.gpus),
+        *stored["runs"],
+        stored["sweep"],
+        stored["stopped"],
+    ]
     # Every stored run's id and its short form (the labels'), other tests' runs in this process's history too.
     values += [v for r in get_store().history() for v in (r.run_id, r.run_id[:6])]
     values += [r.host for r in get_store().history() if r.host]  # a host name from a file is shown as it is

@@ -276,6 +276,10 @@ def test_in_chinese_at_1280x720_every_view_fits_and_speaks_chinese(server, brows
     page.get_by_role("link", name="历史").click()
     expect(page).to_have_url(re.compile(r"/history\?(.*&)?lang=zh"), timeout=10_000)
     page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=30_000)
+    # Streamlit's uploader says "Upload" in English only: the page draws its own word over it, in the same place.
+    upload = page.locator('[data-testid="stFileUploaderDropzone"] button p').first
+    assert upload.evaluate("p => [getComputedStyle(p, '::after').content, getComputedStyle(p).fontSize]") == [
+        '"上传"', "0px"]  # fmt: skip
     for i in (1, 2):  # typed, as a person finds a run in a long history: other tests' runs are newer
         pick_first(page, "history_pick", typed=f"{group}-{i}")
         page.keyboard.press("Escape")

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 
 import pytest
 
+from core import i18n
 from core.config import TrainConfig
 from core.history.store import Store, attach
 from core.runner import Runner
+from core.runner import said as runner_said
 from core.runner.protocol import STOP_GRACE_SECONDS
 from tests.conftest import ROOT, wait_until
 
@@ -78,6 +80,14 @@ def test_a_worker_killed_mid_run_leaves_the_job_interrupted_and_the_queue_goes_o
         f"The worker process (pid {pid}) was killed (SIGKILL, often the system running out of memory) "
         f"after epoch {done}; {done} epoch{'s' if done != 1 else ''} kept."
     )
+    i18n.set_language("zh")  # the page reads the runner's English sentence back in its language
+    try:
+        said = i18n.again(final.error, runner_said.ALL)
+    finally:
+        i18n.set_language("en")
+    assert (
+        said == f"工作进程（PID {pid}）被终止（SIGKILL，常因系统内存不足），在第 {done} 轮之后；保留了 {done} 轮。"
+    ), said
     stored = store.get(killed)
     assert stored.status == "interrupted" and stored.error == final.error
     assert [m.epoch for m in stored.epochs] == list(range(1, done + 1)) and stored.epochs == list(final.items)

@@ -192,11 +192,11 @@ def numbers_frame(results: list[RunResult], labels: list[str], target: float | N
                 f"{reached:.2f} s" if reached is not None else _("not reached")
             )
         row |= {
-            _("Steady epoch (mean of 2+)"): f"{epoch:.3f} s" if epoch else "—",
-            _("Warm-up cost"): f"{warm:+.2f} s" if warm is not None else "—",
-            _("Samples / s"): f"{rate:,.0f}" if rate else "—",
-            "GFLOP/s": f"{gflops:,.1f}" if gflops else "—",
-            _("Share of peak"): f"{share:.2%}" if share else "—",
+            _("Steady epoch (mean of 2+)"): f"{epoch:.3f} s" if epoch else tables.MISSING,
+            _("Warm-up cost"): f"{warm:+.2f} s" if warm is not None else tables.MISSING,
+            _("Samples / s"): f"{rate:,.0f}" if rate else tables.MISSING,
+            "GFLOP/s": f"{gflops:,.1f}" if gflops else tables.MISSING,
+            _("Share of peak"): f"{share:.2%}" if share else tables.MISSING,
         }
         rows.append(row)
     return pd.DataFrame(rows)

@@ -253,6 +253,7 @@ def history_ui() -> None:
         tables.history_frame(rows).rename(columns=_),  # the table's headings in the page's language
         hide_index=True,
         key="history_table",
+        placeholder=tables.MISSING,
         column_config={
             _("Test accuracy"): st.column_config.NumberColumn(format="%.1f%%"),
             _("Median epoch (s)"): st.column_config.NumberColumn(format="%.3f"),

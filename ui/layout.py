@@ -13,7 +13,7 @@
 - Buttons (downloads) and code wrap their text instead of cutting it.
 - Charts side by side stack one under the other when the main area is narrower than 720 px (1024x768 with
   the sidebar open): at half of that, Vega cut their titles, legends and axis labels at the chart's edge.
-- The uploader's own drop-zone small print hidden: the label states the limit (the importer's, which the
+- The uploader's own drop-zone small print hidden, and its English words drawn over in the page's language: the label states the limit (the importer's, which the
   server's maxUploadSize matches) and what the files are.
 """
 
@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import altair as alt
 import streamlit as st
+
+from core import i18n
+from core.i18n import _
 
 CSS = """
 <style>
@@ -47,9 +50,25 @@ body:not([style*="overflow: hidden"]) .st-key-run_charts [data-testid="stVegaLit
 """
 
 
+# Streamlit's uploader has its own English words: in another language the page draws its own over them.
+UPLOADER_WORDS = """
+<style>
+[data-testid="stFileUploaderDropzone"] button p { font-size: 0; }
+[data-testid="stFileUploaderDropzone"] button p::after { content: "%(upload)s"; font-size: 0.875rem; }
+[data-testid="stFileUploaderDropzone"] > div:not(:has(button)):not(:has(input)) span { font-size: 0; }
+[data-testid="stFileUploaderDropzone"] > div:not(:has(button)):not(:has(input)) span::after {
+  content: "%(drop)s"; font-size: 1rem;
+}
+</style>
+"""
+
+
 def style() -> None:
     """The style rules, as an element that takes no space."""
     st.html(CSS)
+    if i18n.language() != i18n.ENGLISH:
+        said = {"upload": _("Upload"), "drop": _("Drag and drop files here")}
+        st.html(UPLOADER_WORDS % {k: v.replace("\\", "").replace('"', "") for k, v in said.items()})
 
 
 def fill(chart):

@@ -158,6 +158,7 @@ def result_ui(points: list[SweepPoint], model: dict, devices: dict) -> None:
     st.dataframe(
         tables.sweep_table(points).rename(columns=_),  # the headings in the page's language
         hide_index=True,
+        placeholder=tables.MISSING,
         column_config={
             _("Samples/s"): number(format="localized", help=_("Median over the repeats.")),
             _("Min"): number(format="localized", help=_("The slowest repeat, samples/s.")),

@@ -16,6 +16,8 @@ from core.i18n import N_, _
 from core.results import RunResult, SweepPoint
 from ui.words import execution_words, short_time
 
+MISSING = "—"  # a table's empty cell (a run stopped before its first epoch has no accuracy), in every language
+
 
 def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
     """The History table: one row per run, newest first, in the order and words the page shows."""

@@ -10,12 +10,15 @@ from functools import partial
 
 import streamlit as st
 
-from core import device_kinds, device_modes, hardware_check, snippet
+from core import device_kinds, device_modes, hardware_check, i18n, snippet
+from core.cluster import said as cluster_said
 from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
+from core.history import recorder
 from core.i18n import N_, _
 from core.runner import JobStatus
+from core.runner import said as runner_said
 from ui import (
     charts,
     compare_settings,
@@ -34,6 +37,8 @@ from ui.labels import series_labels
 from ui.resources import hardware
 
 KIND = "train"
+# The sentences a job's end is told in, on the runner's threads (English): read back in the page's language.
+ENDED_SAID = (*runner_said.ALL, *cluster_said.ALL)
 PROMPT = N_("Pick a preset or settings in the sidebar, then press **Run**.")
 
 
@@ -97,10 +102,12 @@ def results_ui(runs: tuple[JobStatus, ...], hw: hardware_check.Hardware, watched
         compared.watched_ui([s.config.to_dict() for s in runs])
     names = labels(runs)
     for s, label in zip(runs, names, strict=True):
-        if s.state == "failed":
-            st.error(words.plain(_("{label}: {words}").format(label=label, words=s.error or _("the run failed."))))
+        if s.state in ("failed", "interrupted"):  # interrupted: its worker or Ray node died; the sentence says when
+            said = i18n.again(s.error, ENDED_SAID) if s.error else _("the run failed.")
+            st.error(words.plain(_("{label}: {words}").format(label=label, words=said)))
         if s.note:  # the history refused a write (locked, full): the run goes on, and says what is not stored
-            st.warning(words.plain(_("{label}: {words}").format(label=label, words=s.note)))
+            said = i18n.again(s.note, recorder.SAID)  # said on the runner's thread, in English
+            st.warning(words.plain(_("{label}: {words}").format(label=label, words=said)))
     key, shown = drawn.frame(runs)  # every page watching draws the same frame, drawn once (ui/drawn.py)
     results = [live.snapshot(s) for s in shown]
     comparison.compare_ui(results, names, by_value=True, in_progress=[s.in_progress for s in shown], key=key)

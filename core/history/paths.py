@@ -82,23 +82,33 @@ def lock_timeout() -> float:
     return value
 
 
+# The sentences of a refused write: said by whichever thread wrote (a runner's listener speaks English), read back
+# into a page's language where a page shows them (core.history.recorder.SAID, core.i18n.again).
+WRITE_LOCKED = N_(
+    "The run history {path} cannot be written: it stayed locked by another process for {timeout:g} s ({text})."
+)
+WRITE = N_("The run history {path} cannot be written ({text}).")
+READ_ONLY = N_("The run history {path} is read-only; it can be listed and exported, not changed.")
+# SQLite's own words for a refused write, said in parentheses: a page reads them in its language too.
+SQLITE_WORDS = (
+    N_("database is locked"), N_("database table is locked"), N_("database or disk is full"), N_("disk I/O error"),
+    N_("attempt to write a readonly database"),
+)  # fmt: skip
+
+
 def write_error(path: Path, err: Exception, timeout: float) -> StoreError:
     """The one sentence for a write that failed: the file, and why (a held lock states how long it waited)."""
     text = str(err)
     if "locked" in text or "busy" in text:
-        said = _(
-            "The run history {path} cannot be written: it stayed locked by another process for {timeout:g} s ({text})."
-        )
-        return StoreError(said.format(path=path, timeout=timeout, text=text))
+        return StoreError(_(WRITE_LOCKED).format(path=path, timeout=timeout, text=text))
     if "readonly" in text.replace("-", "").replace(" ", ""):
         return read_only_error(path)
-    return StoreError(_("The run history {path} cannot be written ({text}).").format(path=path, text=text))
+    return StoreError(_(WRITE).format(path=path, text=text))
 
 
 def read_only_error(path: Path) -> StoreError:
     """The sentence for a write to a history this process can only read."""
-    said = _("The run history {path} is read-only; it can be listed and exported, not changed.")
-    return StoreError(said.format(path=path))
+    return StoreError(_(READ_ONLY).format(path=path))
 
 
 def is_damaged(text: str) -> bool:

@@ -14,11 +14,29 @@ from collections.abc import Callable
 from typing import Any
 
 from core.config import TrainConfig
+from core.history import paths
 from core.history.paths import StoreError
+from core.i18n import N_
 from core.results import RunResult
 
 SAVE_TRIES = 3  # a locked history is tried this many times (each waits store.lock_timeout) before giving up
 RETRY_S = 10.0  # between tries of a final state the history refused, while the server runs
+
+# What note() says, filled in English on the runner's thread; a page reads it back in its language (SAID, i18n.again).
+FINAL_WAITS = N_("{problem} Its final state will be written when the history takes it; until then it says running.")
+RUN_WAITS = N_("{problem} Training goes on; the run will be written when the history takes it.")
+EPOCH_WAITS = N_("{problem} Training goes on; epoch {epochs} will be written when the history takes it.")
+EPOCHS_WAIT = N_("{problem} Training goes on; epochs {epochs} will be written when the history takes it.")
+SAID = (
+    FINAL_WAITS,
+    RUN_WAITS,
+    EPOCH_WAITS,
+    EPOCHS_WAIT,
+    paths.WRITE_LOCKED,
+    paths.WRITE,
+    paths.READ_ONLY,
+    *paths.SQLITE_WORDS,
+)
 
 
 def epoch_ranges(epochs: list[int]) -> str:
@@ -122,12 +140,12 @@ class Recorder:
         if self.problem is None:
             return None
         if self._final is not None:
-            return (
-                f"{self.problem} Its final state will be written when the history takes it; until then it says running."
-            )
+            return FINAL_WAITS.format(problem=self.problem)
         epochs = [m.epoch for m in self.pending]
-        waiting = f"epoch{'s' if len(epochs) > 1 else ''} {epoch_ranges(epochs)}" if epochs else "the run"
-        return f"{self.problem} Training goes on; {waiting} will be written when the history takes it."
+        if not epochs:
+            return RUN_WAITS.format(problem=self.problem)
+        waiting = EPOCHS_WAIT if len(epochs) > 1 else EPOCH_WAITS
+        return waiting.format(problem=self.problem, epochs=epoch_ranges(epochs))
 
     def kept(self) -> str:
         """' Epochs 1-3 of run ID are stored in it; 4-10 could not be.'"""

@@ -9,6 +9,7 @@ from typing import Any
 
 from core import progress
 from core.results import utc_now
+from core.runner import said
 from core.runner.protocol import Done, Ending, Lost, Stopped
 
 
@@ -103,14 +104,12 @@ def ending(job: Job, said: Ending, worker: Any) -> tuple[Any, str]:
             return ended_early(job, "cancelled", None), "cancelled"
         case Lost(sentence):  # the Ray node (or its actor) died mid-job: as a dead worker, named
             return interrupted(job, sentence)
-    return interrupted(job, f"The worker process (pid {worker.pid}) {worker.how_it_ended()}")
+    return interrupted(job, worker.how_it_ended())
 
 
 def interrupted(job: Job, what_happened: str) -> tuple[Any, str]:
     """`interrupted`: what happened, when, and how many items were kept, as one sentence."""
-    unit = getattr(job.config, "progress_unit", "epoch")
-    when = f"after {unit} {len(job.items)}" if job.items else f"before its first {unit}"
-    sentence = f"{what_happened} {when}; {progress.plural(unit, len(job.items))} kept."
+    sentence = said.ended_early(what_happened, getattr(job.config, "progress_unit", "epoch"), len(job.items))
     job.error_text = sentence
     return ended_early(job, "interrupted", sentence), "interrupted"
 

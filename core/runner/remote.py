@@ -21,12 +21,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from core import progress
 from core.cluster import shipping
 from core.cluster.connect import ClusterError, connect
 from core.cluster.nodes import Node, find
 from core.config import split_device
 from core.results import EpochInProgress
+from core.runner import said
 from core.runner.growth import head
 from core.runner.protocol import Done, Ending, Lost, StopGrace, Stopped
 
@@ -172,10 +172,12 @@ def run(job: Callable[..., Any], config: Any, run_id: str, should_stop: Callable
         try:
             where = ray.get(actor.where.remote(), timeout=START_TIMEOUT_S)
         except ray.exceptions.GetTimeoutError:
-            sentence = f"The Ray node {node.name} did not start the job within {START_TIMEOUT_S:.0f} s (are its {_asks(options)} free?)."
+            slow = said.NODE_SLOW["gpu" if options.get("num_gpus") else "cpu"]
+            n = options.get("num_gpus") or options.get("num_cpus")
+            sentence = slow.format(name=node.name, seconds=f"{START_TIMEOUT_S:.0f}", n=n)
             return Done(None, "failed", sentence)
         except ray.exceptions.RayError:
-            return Lost(f"The Ray node {node.name} was lost")
+            return Lost(said.NODE_LOST.format(name=node.name))
         stamp = {"node": node.name, **where}
         # Ship the dataset only to a node that lacks it (tens of MB, over the network with Ray Client).
         files = shipping.pack(config.dataset) if ray.get(actor.lacks.remote(config.dataset), timeout=30) else None
@@ -186,10 +188,6 @@ def run(job: Callable[..., Any], config: Any, run_id: str, should_stop: Callable
             ray.kill(actor, no_restart=True)
         except Exception:  # noqa: BLE001 - already gone with its node
             pass
-
-
-def _asks(options: dict[str, Any]) -> str:
-    return f"{options['num_gpus']} GPU(s)" if options.get("num_gpus") else f"{options['num_cpus']} CPU(s)"
 
 
 def _relay(actor, node: Node, should_stop: Callable[[], bool], on_item) -> Ending:
@@ -205,10 +203,10 @@ def _relay(actor, node: Node, should_stop: Callable[[], bool], on_item) -> Endin
             items, result, done = ray.get(actor.poll.remote(), timeout=max(POLL_SECONDS * 20, 1.0))
         except ray.exceptions.GetTimeoutError:
             if time.monotonic() - last_answer > SILENT_TIMEOUT_S:
-                return Lost(f"The Ray node {node.name} stopped answering")
+                return Lost(said.NODE_SILENT.format(name=node.name))
             continue
         except ray.exceptions.RayError:  # the actor died: its node was removed, crashed or ran out of memory
-            return Lost(f"The Ray node {node.name} was lost")
+            return Lost(said.NODE_LOST.format(name=node.name))
         last_answer = time.monotonic()
         current = pickle.loads(result) if result is not None else None  # without its items; None when none came
         for item in items:
@@ -233,6 +231,6 @@ def result_of(ending: Ending, last: Any) -> tuple[Any, str | None]:
     if last is not None:
         unit = "point" if hasattr(last, "points") else "epoch"
         done = len(getattr(last, "points", None) or getattr(last, "epochs", None) or [])
-        sentence = sentence and f"{sentence} after {unit} {done}; {progress.plural(unit, done)} kept."
+        sentence = sentence and said.ended_early(sentence, unit, done)
         last.status, last.error = status, sentence
     return last, sentence

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from multiprocessing.connection import Pipe
 from pathlib import Path
 
+from core.runner import said
 from core.runner.protocol import Done, Exit, Go, Hello, Item, Ready, Start, Stop, WantsTurn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,13 +112,12 @@ class Worker:
         self.conn.close()
 
     def how_it_ended(self) -> str:
-        """'was killed (SIGKILL, ...)' or 'exited with code 1', for the sentence of a job it left unfinished."""
+        """'The worker process (pid N) was killed (SIGKILL, ...)', for the sentence of a job it left unfinished."""
         try:
             code = self.proc.wait(2.0)
         except subprocess.TimeoutExpired:
-            return "stopped answering"
+            return said.SILENT.format(pid=self.pid)
         if code < 0:
-            name = signal.Signals(-code).name
-            why = ", often the system running out of memory" if -code == signal.SIGKILL else ""
-            return f"was killed ({name}{why})"
-        return f"exited with code {code}"
+            killed = said.KILLED_OOM if -code == signal.SIGKILL else said.KILLED
+            return killed.format(pid=self.pid, signal=signal.Signals(-code).name)
+        return said.EXITED.format(pid=self.pid, code=code)
