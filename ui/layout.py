@@ -50,15 +50,12 @@ body:not([style*="overflow: hidden"]) .st-key-run_charts [data-testid="stVegaLit
 """
 
 
-# Streamlit's uploader has its own English words: in another language the page draws its own over them.
+# Streamlit's uploader button says Upload in English only: in another language the page draws its word over it
+# (its "Drag and drop files here", shown only while a file is dragged over it, stays English).
 UPLOADER_WORDS = """
 <style>
 [data-testid="stFileUploaderDropzone"] button p { font-size: 0; }
 [data-testid="stFileUploaderDropzone"] button p::after { content: "%(upload)s"; font-size: 0.875rem; }
-[data-testid="stFileUploaderDropzone"] > div:not(:has(button)):not(:has(input)) span { font-size: 0; }
-[data-testid="stFileUploaderDropzone"] > div:not(:has(button)):not(:has(input)) span::after {
-  content: "%(drop)s"; font-size: 1rem;
-}
 </style>
 """
 
@@ -67,7 +64,7 @@ def style() -> None:
     """The style rules, as an element that takes no space."""
     st.html(CSS)
     if i18n.language() != i18n.ENGLISH:
-        said = {"upload": _("Upload"), "drop": _("Drag and drop files here")}
+        said = {"upload": _("Upload")}
         st.html(UPLOADER_WORDS % {k: v.replace("\\", "").replace('"', "") for k, v in said.items()})
 
 
