@@ -59,6 +59,9 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 180) -> subpro
     )
 
 
+SHARED_WORKER_JOBS = 25  # jobs a shared worker runs before a fresh one takes over (its memory grows a little per job)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_history(tmp_path_factory):
     """Every test, and every process a test starts, records runs in a throwaway history file. The page's runner
@@ -69,6 +72,9 @@ def _private_history(tmp_path_factory):
     os.environ["TFDASH_DB"] = str(tmp_path_factory.mktemp("history") / "runs.sqlite3")
     os.environ["TFDASH_WARM_WORKERS"] = "1"
     os.environ["TFDASH_WARM_UP"] = "import"
+    # The page's runner here and the session's (session_runner) give a worker whose job ended cleanly the next job:
+    # one TensorFlow import for many tests' jobs. Tests of a worker's own life make Runners of their own (default 1).
+    os.environ["TFDASH_WORKER_JOBS"] = str(SHARED_WORKER_JOBS)
     yield
 
 
@@ -81,7 +87,7 @@ def session_runner():
     from core.engine.kinds import JOB_KINDS
     from core.runner import Runner
 
-    with Runner(JOB_KINDS) as runner:
+    with Runner(JOB_KINDS, worker_jobs=SHARED_WORKER_JOBS) as runner:
         yield runner
 
 

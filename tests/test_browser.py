@@ -43,7 +43,7 @@ RUNNING = '[data-testid="stStatusWidget"]'  # the "running" indicator, present o
 # What tests/conftest.py sets for the pytest process's own runners that a served page must not inherit: its servers
 # keep `make run`'s warm workers (one per run of a comparison); their warm-up imports TensorFlow only, as the pytest
 # process's (its tiny training bought a job here nothing measurable: tests/conftest.py).
-SERVER_KEEPS = ("TFDASH_WARM_WORKERS",)
+SERVER_KEEPS = ("TFDASH_WARM_WORKERS", "TFDASH_WORKER_JOBS")
 
 
 def free_port() -> int:

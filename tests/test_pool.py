@@ -101,3 +101,45 @@ def test_the_warm_workers_memory_budget(monkeypatch):
     assert memory.warm_workers() == 1
     monkeypatch.setenv(memory.WARM_ENV, "3")
     assert memory.warm_workers() == 3
+
+
+@dataclass(frozen=True)
+class HoldsConfig:
+    """A job that holds its worker for `seconds` or until told to stop."""
+
+    seconds: float = 0.0
+
+
+def holds(config: HoldsConfig, on_item, should_stop, run_id: str) -> tuple[int, bool]:
+    """(this worker's pid, whether it was told to stop)."""
+    deadline = time.monotonic() + config.seconds
+    while time.monotonic() < deadline and not should_stop():
+        time.sleep(0.01)
+    return os.getpid(), should_stop()
+
+
+def fails(config: PidsConfig, on_item, should_stop, run_id: str):
+    raise RuntimeError(f"the job of {os.getpid()} failed")
+
+
+def test_with_worker_jobs_a_worker_runs_the_next_job_unless_its_last_one_failed_and_a_stale_stop_stops_nothing():
+    with Runner({HoldsConfig: holds, PidsConfig: fails}, worker_jobs=5) as runner:
+        first, second = (runner.wait(runner.submit(HoldsConfig()), 60).result[0] for _ in range(2))
+        assert first == second  # one worker, one TensorFlow import, two jobs
+        long = runner.submit(HoldsConfig(seconds=60))
+        wait_until(lambda: runner.status(long).state == "running", 30, "the long job's start", every=0.01)
+        assert runner.cancel(long)
+        assert runner.wait(long, 30).result == (first, True)  # stopped at a check: a clean end, the worker kept
+        # The next job in that worker is not stopped by the Stop meant for the one before.
+        assert runner.wait(runner.submit(HoldsConfig(seconds=0.5)), 60).result == (first, False)
+        failed = runner.wait(runner.submit(PidsConfig()), 60)
+        assert failed.state == "failed" and str(first) in failed.error
+        # A worker whose job failed exits: the next job has a fresh one.
+        fresh = runner.wait(runner.submit(HoldsConfig()), 60).result[0]
+        assert fresh != first and first not in workers_of(os.getpid())
+
+
+def test_by_default_each_job_has_a_fresh_worker():
+    with Runner({HoldsConfig: holds}) as runner:
+        first, second = (runner.wait(runner.submit(HoldsConfig()), 60).result[0] for _ in range(2))
+        assert first != second

@@ -11,7 +11,7 @@ from core.cluster import said
 from core.engine import memory
 from core.engine.kinds import JOB_KINDS
 from core.history import store as history
-from core.runner import Runner
+from core.runner import Runner, pool
 from ui import access, priority, salvage
 
 
@@ -25,7 +25,8 @@ def get_store() -> history.Store:
 def get_runner() -> Runner:
     """The process-wide runner shared by every browser session; it records every job in the default store."""
     get_store()  # an unwritable history fails here, as a StoreError sentence, not silently mid-run
-    runner = Runner(JOB_KINDS, warm=memory.warm_workers())  # a comparison's runs each find a worker waiting
+    # A comparison's runs each find a worker waiting; each worker exits after its job unless TFDASH_WORKER_JOBS says.
+    runner = Runner(JOB_KINDS, warm=memory.warm_workers(), worker_jobs=pool.worker_jobs())
     history.attach(runner)  # each job goes to the default store as of its start ($TFDASH_DB is read then)
     return runner
 

@@ -12,6 +12,7 @@ finished (timed()), and a worker starts only while no job of the process is time
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 
 from core.runner.worker import Worker
 
+WORKER_JOBS_ENV = "TFDASH_WORKER_JOBS"  # how many jobs a worker runs before it exits; 1 by default
 STARTUP_TIMEOUT = 180.0  # a start-up that takes longer (a dead disk) no longer holds jobs back
 
 _cond = threading.Condition()
@@ -26,12 +28,19 @@ _starting: set[Worker] = set()  # started, not yet ready nor dead
 _timed = 0  # jobs of this process running now
 
 
-def start(warm_ups: Iterable[Callable[[], None]]) -> Worker:
-    """A new worker (warming up with warm_ups), started once no job of this process is being timed."""
+def worker_jobs() -> int:
+    """$TFDASH_WORKER_JOBS (a whole number from 1), else 1: each worker exits after its job and its memory goes back."""
+    asked = os.environ.get(WORKER_JOBS_ENV, "").strip()
+    return int(asked) if asked.isdigit() and int(asked) >= 1 else 1
+
+
+def start(warm_ups: Iterable[Callable[[], None]], jobs: int = 1) -> Worker:
+    """A new worker (warming up with warm_ups, running up to `jobs` jobs), started once no job of this process is
+    being timed."""
     with _cond:
         while _timed:
             _cond.wait()
-        worker = Worker(warm_ups)
+        worker = Worker(warm_ups, jobs)
         _starting.add(worker)
         return worker
 
@@ -61,9 +70,10 @@ def timed() -> Iterator[None]:
 class Pool:
     """The workers waiting for the next job of one Runner: `size` of them once filled."""
 
-    def __init__(self, warm_ups: Iterable[Callable[[], None]], size: int = 1) -> None:
+    def __init__(self, warm_ups: Iterable[Callable[[], None]], size: int = 1, worker_jobs: int = 1) -> None:
         self._warm_ups = list(warm_ups)
         self.size = max(1, size)
+        self.worker_jobs = max(1, worker_jobs)  # 1: each worker exits after its job (its memory goes back)
         self._lock = threading.Condition()
         self._waiting: list[Worker] = []
         self.fill()  # warming up now, before anyone presses Run
@@ -74,7 +84,7 @@ class Pool:
             with self._lock:
                 if len(self._waiting) >= self.size:
                     return
-            worker = start(self._warm_ups)
+            worker = start(self._warm_ups, self.worker_jobs)
             with self._lock:
                 self._waiting.append(worker)
                 self._lock.notify_all()
@@ -83,16 +93,26 @@ class Pool:
         """`count` workers for a job or a group: the waiting ones first, then fresh ones (starting now)."""
         with self._lock:
             taken, self._waiting = self._waiting[:count], self._waiting[count:]
-        return taken + [start(self._warm_ups) for _ in range(count - len(taken))]
+        return taken + [start(self._warm_ups, self.worker_jobs) for _ in range(count - len(taken))]
 
     def replace(self, worker: Worker) -> Worker:
         """`worker` once it is ready, or a fresh one if it died starting up (e.g. killed): one try."""
         if worker.wait_ready():
             return worker
         worker.close()
-        fresh = start(self._warm_ups)
+        fresh = start(self._warm_ups, self.worker_jobs)
         fresh.wait_ready()
         return fresh
+
+    def give_back(self, worker: Worker, clean: bool) -> None:
+        """A worker whose job has ended: it waits for the next job if it may run another, its job ended cleanly
+        (completed or stopped at a check) and the pool has room; else it exits now, and its memory goes back."""
+        with self._lock:
+            if clean and worker.jobs_left > 0 and len(self._waiting) < self.size:
+                self._waiting.append(worker)
+                self._lock.notify_all()
+                return
+        worker.close()
 
     def first(self) -> Worker | None:
         """The worker the next job will take, if one waits."""

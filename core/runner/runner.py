@@ -26,7 +26,7 @@ from core.runner.growth import grown
 from core.runner.jobs import Job, JobStatus, ending
 from core.runner.kind import JobKind, kind_of
 from core.runner.pool import Pool, timed
-from core.runner.protocol import STOP_GRACE_SECONDS, Died, Ending
+from core.runner.protocol import STOP_GRACE_SECONDS, Died, Done, Ending
 from core.runner.turns import Turn, alternate
 
 __all__ = ["Job", "JobKind", "JobStatus", "Listener", "Runner"]
@@ -38,10 +38,10 @@ Listener = Callable[[str, Job, Any], None]
 class Runner:
     """A queue, one dispatcher thread and one training at a time: jobs run one after another, a group's taking turns."""
 
-    def __init__(self, kinds: Mapping[type, JobKind | Callable[..., Any]], warm: int = 1) -> None:
+    def __init__(self, kinds: Mapping[type, JobKind | Callable[..., Any]], warm: int = 1, worker_jobs: int = 1) -> None:
         """kinds: config type -> its JobKind (core.runner.kind), or a bare job function. warm: how many workers wait
         with TensorFlow imported between jobs (core.runner.pool; the page's: one per run of a comparison, within
-        core.engine.memory.warm_workers' budget)."""
+        core.engine.memory.warm_workers' budget). worker_jobs: how many jobs a worker runs before it exits."""
         self._kinds = {config_type: kind_of(config_type, given) for config_type, given in kinds.items()}
         self._cond = threading.Condition()
         self._jobs: dict[str, Job] = {}
@@ -50,7 +50,9 @@ class Runner:
         self._counter = itertools.count()
         self._listeners: list[Listener] = []
         self._closed = False
-        self._pool = Pool([k.warm_up for k in self._kinds.values()], warm)  # warming up now, before anyone presses Run
+        self._pool = Pool(
+            [k.warm_up for k in self._kinds.values()], warm, worker_jobs
+        )  # warming up now, before anyone presses Run
         self._dispatcher = threading.Thread(target=self._work, name="training-runner", daemon=True)
         self._dispatcher.start()
 
@@ -261,7 +263,9 @@ class Runner:
 
         def on_end(turn: Turn) -> None:
             job = group[turns.index(turn)]
-            turn.worker.close()  # it exits: its memory goes back now, not when the last of the group ends
+            clean = isinstance(turn.ending, Done) and turn.ending.state in ("completed", "cancelled")
+            # It exits (its memory goes back now, not when the last of the group ends), or waits for the next job.
+            self._pool.give_back(turn.worker, clean and not self._closed)
             self._finish(job, *ending(job, turn.ending, turn.worker))
 
         try:

@@ -1,4 +1,4 @@
-"""The worker process's own side (`python -m core.runner.serve FD`): warm up, say Ready, run at most one job, exit.
+"""The worker process's own side (`python -m core.runner.serve FD`): warm up, say Ready, run the jobs the parent gives (one unless it gives the worker back), exit.
 
 Its parent holds it as a core.runner.worker.Worker; what they say is core.runner.protocol. A module of its own, so
 `python -m` runs it without the package having imported it first.
@@ -7,8 +7,10 @@ Its parent holds it as a core.runner.worker.Worker; what they say is core.runner
 from __future__ import annotations
 
 import os
+import queue
 import sys
 import threading
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -24,11 +26,23 @@ def _serve(conn: Connection) -> None:
     for warm_up in hello.warm_ups:
         warm_up()
     conn.send(Ready(os.getpid()))
-    start = conn.recv()
-    if not isinstance(start, Start):
-        return
-    stop, go = threading.Event(), threading.Event()
-    threading.Thread(target=_listen, args=(conn, stop, go), name="stop-listener", daemon=True).start()
+    starts: queue.Queue[tuple[Start, _Heard] | None] = queue.Queue()
+    threading.Thread(target=_listen, args=(conn, starts), name="stop-listener", daemon=True).start()
+    # One job, or more where the parent gives the worker back for the next (core.runner.pool: worker_jobs).
+    while (given := starts.get()) is not None:
+        _run(conn, *given)
+
+
+@dataclass
+class _Heard:
+    """What the parent said during one job: Stop, and Go for its next turn."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    go: threading.Event = field(default_factory=threading.Event)
+
+
+def _run(conn: Connection, start: Start, heard: _Heard) -> None:
+    """One job, its items and its end sent to the parent."""
     sending = threading.Lock()  # model.fit's stop checks (which send an epoch's progress) run on Keras' threads
 
     def on_item(item: Any, result: Any) -> None:
@@ -37,38 +51,45 @@ def _serve(conn: Connection) -> None:
 
     def take_turn() -> None:
         """Block until the parent says Go (or Stop): the job's next part then runs while the others wait."""
-        go.clear()
-        if stop.is_set():
+        heard.go.clear()
+        if heard.stop.is_set():
             return
         with sending:
             conn.send(WantsTurn())
-        go.wait()
+        heard.go.wait()
 
     turns = {"take_turn": take_turn} if start.turns else {}
     try:
-        result = start.job(start.config, on_item, stop.is_set, start.run_id, **turns)
+        result = start.job(start.config, on_item, heard.stop.is_set, start.run_id, **turns)
         done = Done(result, getattr(result, "status", "completed"))
     except Exception as err:  # noqa: BLE001 - job functions should not raise; say it rather than die
         done = Done(None, "failed", f"{type(err).__name__}: {err}")
     conn.send(done)
 
 
-def _listen(conn: Connection, stop: threading.Event, go: threading.Event) -> None:
-    """The parent's Stop and Go, heard while the job runs."""
+def _listen(conn: Connection, starts: queue.Queue) -> None:
+    """Everything the parent says after Ready: each Start (with its job's own Stop and Go), Exit, Stop and Go."""
+    heard = _Heard()
     while True:
         try:
             message = conn.recv()
         except (EOFError, OSError):
             os._exit(1)  # the parent has gone: nobody will ever read this job's result
-        if isinstance(message, Stop):
-            stop.set()
-            go.set()  # a job waiting for its turn wakes, to stop
+        if isinstance(message, Start):
+            heard = _Heard()  # a Stop meant for the job before never reaches this one
+            starts.put((message, heard))
+        elif isinstance(message, Stop):
+            heard.stop.set()
+            heard.go.set()  # a job waiting for its turn wakes, to stop
         elif isinstance(message, Go):
-            go.set()
+            heard.go.set()
+        else:  # Exit
+            starts.put(None)
+            return
 
 
 def main(fd: int) -> None:
-    """The worker process: get ready, run at most one job, exit."""
+    """The worker process: get ready, run its jobs, exit."""
     conn = Connection(fd)
     try:
         _serve(conn)

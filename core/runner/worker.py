@@ -35,7 +35,8 @@ POLL_SECONDS = 0.05
 class Worker:
     """The parent's handle on one worker process, started (and warming up) as soon as it is made."""
 
-    def __init__(self, warm_ups: Iterable[Callable[[], None]]) -> None:
+    def __init__(self, warm_ups: Iterable[Callable[[], None]], jobs: int = 1) -> None:
+        self.jobs_left = jobs  # the jobs it may still run before it exits (core.runner.pool.Pool.give_back)
         self.conn, child = Pipe()
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
         self.proc = subprocess.Popen(
@@ -76,7 +77,9 @@ class Worker:
         return self.ready
 
     def send(self, message: Start | Go) -> None:
-        """Hand the worker its one job, or its turn (raises OSError if it has died)."""
+        """Hand the worker a job, or its turn (raises OSError if it has died)."""
+        if isinstance(message, Start):
+            self.jobs_left -= 1
         self.conn.send(message)
 
     def stop(self) -> None:
