@@ -63,14 +63,15 @@ class Viewer(threading.Thread):
             pass
         try:
             page = st_client.Session(self.url).connect()
+            page.watch = STOPPED  # seen when a delta says it, as a browser draws it, not when the run ends
             page.run(timeout=120)
             while not self.leave.is_set():
                 fragment, every = next(iter(page.fragments.items()), (None, 0.7))
                 time.sleep(every)
                 page.run(fragment=fragment, timeout=120)
                 self.runs += 1
-                if self.stop_at and self.seen_stop is None and STOPPED in page.page_text():
-                    self.seen_stop = time.monotonic() - self.stop_at[0]
+                if self.stop_at and self.seen_stop is None and page.watch_seen is not None:
+                    self.seen_stop = page.watch_seen - self.stop_at[0]
                     return
             page.close()
         except Exception as err:  # noqa: BLE001 - one viewer's failure is reported, the bench goes on
@@ -173,7 +174,11 @@ def main() -> int:
         time.sleep(5)
         run = presenter.run(timeout=120)
         stop_at.append(time.monotonic())
-        presenter.run(widgets=st_client.click(run, "stop"), timeout=120)
+        stopping = presenter.run(widgets=st_client.click(run, "stop"), timeout=120)
+        say(f"the presenter's Stop click ran in {stopping.seconds:.2f} s")
+        while store.history()[0].status == "running" and time.monotonic() - stop_at[0] < 60:
+            time.sleep(0.02)
+        say(f"the run's row left 'running' {time.monotonic() - stop_at[0]:.2f} s after Stop was pressed")
         for v in watchers:
             v.join(60)
         leave.set()
@@ -196,6 +201,9 @@ def main() -> int:
         if args.viewers:
             missing = sum(s is None for s in seen)
             worst = max((s for s in seen if s is not None), default=float("nan"))
+            said = sorted(s for s in seen if s is not None)
+            if said:
+                say(f"Stop seen by the pages: first {said[0]:.2f} s, median {statistics.median(said):.2f} s")
             say(
                 f"stop_seen_s: {worst:.2f}"
                 + (f" ({missing} of {len(seen)} pages never said so within 60 s)" if missing else "")

@@ -54,6 +54,8 @@ class Session:
         self.texts: dict[tuple, str] = {}  # the page as it stands: delta path -> text
         self.widget_ids: dict[str, str] = {}  # a widget's key -> its id, as the page drew it
         self.page_hash = ""  # the script hash of the page on screen
+        self.watch: str | None = None  # a text to look for in every delta as it arrives (a browser shows it then)
+        self.watch_seen: float | None = None  # time.monotonic() when a delta first said it
         self._ws = None
         self._lock = threading.Lock()
 
@@ -178,6 +180,8 @@ class Session:
                 part = getattr(element, which)
                 text = part.code_text if which == "code" else part.body
                 run.texts[path] = self.texts[path] = text
+                if self.watch and self.watch_seen is None and self.watch in text:
+                    self.watch_seen = time.monotonic()
             elif which == "button":
                 key = element.button.id.rsplit("-", 1)[-1]
                 run.buttons[key], run.button_ids[key] = element.button.disabled, element.button.id

@@ -41,9 +41,10 @@ DEMO_EPOCHS = PRESETS["Quick demo"]["epochs"]
 FIT_CPU = next(m.label for m in device_modes.modes(hardware_check.Hardware(hardware_check.READY)) if m.key == "fit:cpu")
 RUNNING = '[data-testid="stStatusWidget"]'  # the "running" indicator, present only while the script runs
 # What tests/conftest.py sets for the pytest process's own runners that a served page must not inherit: its servers
-# keep `make run`'s warm workers (one per run of a comparison); their warm-up imports TensorFlow only, as the pytest
-# process's (its tiny training bought a job here nothing measurable: tests/conftest.py).
-SERVER_KEEPS = ("TFDASH_WARM_WORKERS", "TFDASH_WORKER_JOBS")
+# keep `make run`'s warm workers (one per run of a comparison). As the pytest process's, their warm-up imports
+# TensorFlow only and a worker runs the next job too (TFDASH_WORKER_JOBS): the default, a fresh worker per job,
+# is checked with real training in tests/test_worker.py (the server's memory after five runs) and tests/test_pool.py.
+SERVER_KEEPS = ("TFDASH_WARM_WORKERS",)
 
 
 def free_port() -> int:

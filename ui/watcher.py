@@ -250,15 +250,17 @@ def _tick(slot, kinds: tuple[str, ...], draw: Callable[[JobsNow], None] | None, 
     snap, page = jobs_now(kinds), memory()
     answered = checking and hardware().state != hardware_check.CHECKING
     warm = warming and snap.ready
-    if page.active_drawn - snap.active or answered or warm or _redraw(snap.progress()):
-        page.active_drawn = snap.active
-        # A job started or ended, epochs landed, the GPU check answered or Run may be pressed: the whole page once.
-        st.rerun()
-    page.active_drawn |= snap.active  # a job another page queued since: its end reruns too
+    rerun = page.active_drawn - snap.active or answered or warm or _redraw(snap.progress())
+    page.active_drawn = snap.active if rerun else page.active_drawn | snap.active  # a job queued since: its end reruns
+    # The live text first, even when the whole page follows: a room of pages redrawn at a run's end takes seconds
+    # (bench/room.py), and each says "stopped" at its tick, not when its turn comes.
     if slot is not None:
         slot.caption(live.queue_line(snap.queue, snap.started_here(), warming=snap.warming))
     if draw is not None:
         draw(snap)
+    if rerun:
+        # A job started or ended, epochs landed, the GPU check answered or Run may be pressed: the whole page once.
+        st.rerun()
 
 
 def _redraw(progress: tuple) -> bool:

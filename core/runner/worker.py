@@ -1,9 +1,10 @@
-"""The training worker: a fresh Python process that imports TensorFlow before it is needed, runs one job, exits.
+"""The training worker: a fresh Python process that imports TensorFlow before it is needed, runs its job, exits.
 
 Why a process: TensorFlow never gives memory back to the operating system, so a server that trained
 in its own process only ever grew (CNN batch 32768 twice: 3.6 -> 16.4 GB). A worker that exits
-after each job returns all of it; the next worker starts at once and imports TensorFlow while
-nobody waits, so the first Run after the server starts is as quick as later ones.
+after each job returns all of it (a Runner's worker_jobs may give it a few more jobs first); the next
+worker starts at once and imports TensorFlow while nobody waits, so the first Run after the server
+starts is as quick as later ones.
 
 Why not multiprocessing's "spawn" context: it re-runs the parent's __main__ in the child, and under
 Streamlit __main__ is the app script (its script runner installs it there), so every worker would
