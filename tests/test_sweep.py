@@ -114,8 +114,8 @@ def test_cpu_sweep_measures_positive_sensible_throughput(cpu_sweep):
         assert len(point.samples_per_second_repeats) == 3
         assert 0 < point.samples_per_second_min <= point.samples_per_second <= point.samples_per_second_max
         assert point.compile_seconds > 0 and point.warmup_seconds > 0
-    # 16x more work per step for a few more microseconds: per-step overhead is what small batches pay. (Its margin,
-    # 1.5x at first, failed once at 1.48x on two busy xdist workers: the direction is the claim, not a ratio.)
+    # 16x more work per step for a few more microseconds: small batches pay the per-step overhead (the direction is
+    # the claim; a ratio varies with the load).
     assert large.samples_per_second > small.samples_per_second
     assert large.step_ms > small.step_ms
 
