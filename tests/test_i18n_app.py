@@ -143,7 +143,8 @@ def own_names(stored: dict) -> set[str]:
         stored["stopped"],
     ]
     # Every stored run's id and its short form (the labels'), other tests' runs in this process's history too.
-    values += [v for r in get_store().history() for v in (r.run_id, r.run_id[:6])]
+    # A comparison's group id too (its runs' id before '-N', in the History's "overlay a comparison again" picker).
+    values += [v for r in get_store().history() for v in (r.run_id, r.run_id[:6], r.run_id.rpartition("-")[0])]
     values += [r.host for r in get_store().history() if r.host]  # a host name from a file is shown as it is
     return {v for v in values if v and v != "None"} | {"gpu-server", "NVIDIA H200", "AMD EPYC 9654 96-Core Processor"}
 
