@@ -121,6 +121,7 @@ def open_page(browser, url: str) -> tuple[Page, list[str]]:
 
     page.on("console", on_console)
     page.on("pageerror", lambda err: errors.append(str(err)))
+    page.on("crash", lambda _: errors.append("the page crashed (Chromium's renderer died)"))
     page.goto(url)
     expect(page.get_by_role("button", name="Quick demo")).to_be_visible(timeout=60_000)
     return page, errors
