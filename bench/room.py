@@ -7,7 +7,8 @@ presenter token in its environment) on a free local port, with a throw-away hist
 websocket client speaking Streamlit's protocol: tests/st_client.py) presses "The tutorial", sets 1,000 epochs and
 presses Run. Then, in that one run: phase A with no viewer, phase B with N viewer sessions, each of which opens the
 page and then reruns its live fragment at the interval the server asks for, as a browser's page does, and phase A
-again. The presenter's page ticks as a browser's does, and is drawn whole every 5 s. Then, watched by a room of
+again. Phase B begins once every viewer's page has been drawn whole (the room's arrival, a one-off, is timed and
+left out). The presenter's page ticks as a browser's does, and is drawn whole every 5 s. Then, watched by a room of
 the same size again, the presenter presses Stop.
 
 Prints, from the run's own per-call points (seconds per optimizer step, epoch 1 left out), the median step in A
@@ -52,6 +53,7 @@ class Viewer(threading.Thread):
     def __init__(self, url: str, leave: threading.Event, stop_at: list[float]):
         super().__init__(daemon=True)
         self.url, self.leave, self.stop_at = url, leave, stop_at
+        self.opened = threading.Event()  # its page drawn whole once: it has arrived
         self.seen_stop: float | None = None
         self.runs, self.error = 0, None
 
@@ -65,6 +67,7 @@ class Viewer(threading.Thread):
             page = st_client.Session(self.url).connect()
             page.watch = STOPPED  # seen when a delta says it, as a browser draws it, not when the run ends
             page.run(timeout=120)
+            self.opened.set()
             while not self.leave.is_set():
                 fragment, every = next(iter(page.fragments.items()), (None, 0.7))
                 time.sleep(every)
@@ -155,9 +158,13 @@ def main() -> int:
         a1 = phase(args.seconds, store, presenter, proc.pid)
         leave, stop_at = threading.Event(), []
         viewers = [Viewer(url, leave, stop_at) for _ in range(args.viewers)]
+        arriving = time.monotonic()
         for v in viewers:
             v.start()
             time.sleep(0.05)  # a room arriving, not one burst
+        for v in viewers:  # the room's arrival (a whole page each) is a one-off: B measures the room once it is in
+            v.opened.wait(120)
+        say(f"the room arrived (every page drawn whole once) in {time.monotonic() - arriving:.1f} s")
         say(f"phase B, {args.viewers} viewers")
         b = phase(args.seconds, store, presenter, proc.pid)
         say("phase A again, the viewers gone")

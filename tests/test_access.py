@@ -230,3 +230,34 @@ def test_a_viewers_page_thread_runs_below_the_training_and_the_presenters_does_n
         thread.join()
     assert seen == {True: max(base, priority.RENDER_NICE), False: base}
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base  # nothing else changed
+
+
+def test_a_room_of_viewers_ticks_each_page_less_often_so_its_reruns_stay_those_of_a_small_room(monkeypatch):
+    from ui import priority
+
+    free = priority.ROOM_FREE
+    monkeypatch.setattr(priority, "_viewers", {})
+    for i in range(free):
+        priority.seen(f"viewer-{i}", True, now=100.0)
+    assert priority.viewers(now=100.0) == free and priority.stretch(now=100.0) == 1.0  # the full cadence
+    for i in range(free, 3 * free):
+        priority.seen(f"viewer-{i}", True, now=101.0)
+    assert priority.stretch(now=101.0) == 3.0  # three times the room, each page a third as often
+    priority.seen("viewer-0", False, now=101.0)  # it became the presenter's page: out of the room
+    assert priority.viewers(now=101.0) == 3 * free - 1
+    later = 101.0 + priority.GONE_S + 0.5  # nobody seen since: every page has left
+    priority.seen("viewer-last", True, now=later)
+    assert priority.viewers(now=later) == 1 and len(priority._viewers) == 1
+
+
+def test_a_viewers_page_in_a_room_three_times_the_free_size_is_stretched_and_the_presenters_is_not(shared, monkeypatch):
+    import time
+
+    from ui import priority
+
+    monkeypatch.setattr(priority, "_viewers", {})
+    for i in range(3 * priority.ROOM_FREE - 1):  # the other viewers' pages; this one completes the room
+        priority.seen(f"viewer-{i}", True, now=time.monotonic())
+    viewer, presenter = open_as(None), open_as(TOKEN)
+    assert viewer.session_state["live_page"].stretch == 3.0
+    assert presenter.session_state["live_page"].stretch == 1.0

@@ -129,7 +129,7 @@ def may_upload(session_id: str) -> bool:
         return session_id in _sessions
 
 
-def _session_id() -> str | None:
+def session_id() -> str | None:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx(suppress_warning=True)
@@ -156,7 +156,7 @@ def role() -> Access:
         ss[KEY] = check(given, expected_token(), ip if isinstance(ip, str) else None, cookie_is_valid(_cookie(COOKIE)))
         for key in [k for k in st.query_params if is_token_key(k)]:
             del st.query_params[key]  # out of the address bar (and its history) once it has been read
-        if ss[KEY].presenter and (session := _session_id()):
+        if ss[KEY].presenter and (session := session_id()):
             with _lock:
                 _sessions.add(session)
     return ss[KEY]
@@ -166,7 +166,7 @@ def end_presenter() -> None:
     """End this browser's presenter session (its cookie, this page's role): the page is a viewer from now on."""
     end_cookie(_cookie(COOKIE))
     with _lock:
-        _sessions.discard(_session_id())
+        _sessions.discard(session_id())
     st.session_state[KEY] = Access(
         False, N_("Viewer: the presenter session of this browser has ended; ask the presenter to run.")
     )

@@ -54,7 +54,9 @@ def start() -> str | None:
     except history.StoreError as err:
         _offer_salvage(str(err))
         return str(err)
-    priority.viewer_page(not access.allowed())  # a viewer's page waits for the run, the presenter's does not
+    viewer = not access.allowed()
+    priority.viewer_page(viewer)  # a viewer's page waits for the run, the presenter's does not
+    priority.seen(access.session_id(), viewer)  # the room's size sets its viewers' cadence (priority.stretch)
     return None
 
 

@@ -33,6 +33,7 @@ TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at 
 REDRAW_S = (
     3.0  # charts redrawn at most this often while epochs land: each redraw slows a CPU run (bench/headline_in_page.py)
 )
+STOP_WAIT_S = 1.5  # a viewer's tick that finds a run asked to stop waits this long for it to end (_past_a_stop)
 IDLE_TICK_S = 2.0  # shared (`make share`), an idle page still looks: a viewer sees the presenter's Run within 2 s
 KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
 MEMORY = "live_page"  # session_state key of the page's PageMemory
@@ -58,6 +59,7 @@ class PageMemory:
     drawn_at: float = 0.0  # when (time.monotonic())
     stopped_here: set[str] = field(default_factory=set)  # their line says "stopped by this page"
     queue_slot: object = None  # the queue line's place, made by queue_ui in this run of the script
+    stretch: float = 1.0  # its ticks and redraws this much less often: a viewer's page in a large room (priority)
 
 
 def memory() -> PageMemory:
@@ -239,15 +241,21 @@ def live_ui(snap: JobsNow, draw: Callable[[JobsNow], None] | None = None) -> Non
     checking = hardware().state == hardware_check.CHECKING
     page = memory()
     page.active_drawn, page.drawn, page.drawn_at = snap.active, snap.progress(), time.monotonic()
+    page.stretch = 1.0 if access.allowed() else priority.stretch()  # a large room: each viewer's page less often
     idle = IDLE_TICK_S if os.environ.get(access.TOKEN_ENV) else None  # `make run`: idle costs nothing
     warming = snap.warming
     every = TICK_S if snap.active or checking or warming else idle
+    every = every * page.stretch if every is not None else None
     st.fragment(_tick, run_every=every)(page.queue_slot, tuple(snap.shown), draw, checking, warming)
 
 
 def _tick(slot, kinds: tuple[str, ...], draw: Callable[[JobsNow], None] | None, checking: bool, warming: bool) -> None:
-    priority.viewer_page(not access.allowed())  # a viewer's tick waits for the run under measurement
+    viewer = not access.allowed()
+    priority.viewer_page(viewer)  # a viewer's tick waits for the run under measurement
+    priority.seen(access.session_id(), viewer)
     snap, page = jobs_now(kinds), memory()
+    if viewer:
+        snap = _past_a_stop(snap, kinds)
     answered = checking and hardware().state != hardware_check.CHECKING
     warm = warming and snap.ready
     rerun = page.active_drawn - snap.active or answered or warm or _redraw(snap.progress())
@@ -263,17 +271,34 @@ def _tick(slot, kinds: tuple[str, ...], draw: Callable[[JobsNow], None] | None, 
         st.rerun()
 
 
+def _past_a_stop(snap: JobsNow, kinds: tuple[str, ...]) -> JobsNow:
+    """A run asked to stop ends within a second or so: a viewer's tick that finds one waits up to STOP_WAIT_S for
+    its end rather than a whole tick more (a tick in a large room is seconds apart), so every page says "stopped"
+    soon after the click (bench/room.py: stop_seen_s)."""
+    deadline = time.monotonic() + STOP_WAIT_S
+    while _stopping(snap) and time.monotonic() < deadline:
+        time.sleep(0.1)  # the page thread holds no lock while it waits, nor the GIL
+        snap = jobs_now(kinds)
+    return snap
+
+
+def _stopping(snap: JobsNow) -> bool:
+    return any(s.stopped_by and s.state in live.ACTIVE for jobs in snap.shown.values() for s in jobs)
+
+
 def _redraw(progress: tuple) -> bool:
     """Whether the view's charts are behind enough to draw the whole page again (should_redraw)."""
     page = memory()
-    return should_redraw(progress, page.drawn, page.drawn_at, time.monotonic())
+    return should_redraw(progress, page.drawn, page.drawn_at, time.monotonic(), REDRAW_S * page.stretch)
 
 
-def should_redraw(progress: Iterable[tuple], drawn: Iterable[tuple] | None, drawn_at: float, now: float) -> bool:
+def should_redraw(
+    progress: Iterable[tuple], drawn: Iterable[tuple] | None, drawn_at: float, now: float, every: float = REDRAW_S
+) -> bool:
     """A job changed state (started, ended) since the last full draw, or a run has its first points: at once. Runs
     taking turns all finished another epoch (a round: the charts show each run at the same epoch): at once too.
-    Otherwise epochs landed, or a long epoch moved (JobsNow.progress()): once REDRAW_S has passed since that
-    draw, at `drawn_at`. Each of progress and drawn: Drawn per job, in the same order."""
+    Otherwise epochs landed, or a long epoch moved (JobsNow.progress()): once `every` (REDRAW_S; longer for a
+    viewer's page in a large room) has passed since that draw, at `drawn_at`. Each of progress and drawn: Drawn per job, in the same order."""
     if drawn is None:
         return True
     now_, then = [Drawn(*p) for p in progress], [Drawn(*d) for d in drawn]
@@ -287,4 +312,4 @@ def should_redraw(progress: Iterable[tuple], drawn: Iterable[tuple] | None, draw
     running = sum(p.state == "running" for p in now_)
     if running > 1 and len(rounds) == 1 and rounds != {d.done for d in then if d.state == "running"}:
         return True
-    return now - drawn_at >= REDRAW_S
+    return now - drawn_at >= every
