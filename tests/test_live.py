@@ -116,7 +116,7 @@ def test_a_sweep_in_the_queue_says_what_it_is_doing():
 
 
 def test_a_page_redraws_at_once_when_a_job_starts_ends_or_draws_its_first_point_but_epochs_at_most_every_redraw_s():
-    from ui.watcher import REDRAW_S, should_redraw
+    from ui.redraw import REDRAW_S, should_redraw
 
     # JobsNow.progress(): Drawn (run_id, state, epochs done, REDRAW_S steps moved in the epoch, -1 before a call) per job.
     drawn = (("a", "running", 1, 0), ("b", "running", 1, 0))

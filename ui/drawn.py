@@ -17,7 +17,7 @@ from typing import Any
 import streamlit as st
 
 from core import i18n
-from ui import watcher
+from ui import redraw
 
 MAX_KEPT = 32  # drawings kept: a few per view and setting; each holds its charts' data (a few hundred kB at most)
 FRAME_KEPT_S = 600.0  # a group's frame nobody asked for this long is forgotten
@@ -42,7 +42,7 @@ _frames_lock = threading.Lock()
 
 def frame(jobs: tuple) -> tuple[tuple, tuple]:
     """(key, jobs) of the frame every page draws of these live runs: the runs as they were when the frame was last
-    taken, taken again when ui.watcher.should_redraw says a page would redraw (a run started or ended, a round of
+    taken, taken again when ui.redraw.should_redraw says a page would redraw (a run started or ended, a round of
     runs taking turns, else REDRAW_S later). Pages redrawing within one frame draw the same thing, so only the
     first draws it; epochs land faster than a room of pages redraws, so a key of each page's own moment (`done`
     per run) would differ on every page."""
@@ -51,7 +51,7 @@ def frame(jobs: tuple) -> tuple[tuple, tuple]:
     ids, progress, now = tuple(s.run_id for s in jobs), progress_key(jobs), time.monotonic()
     with _frames_lock:
         kept = _frames.get(ids)
-        if kept is None or watcher.should_redraw(progress, kept[0], kept[1], now):
+        if kept is None or redraw.should_redraw(progress, kept[0], kept[1], now):
             kept = _frames[ids] = (progress, now, tuple(jobs))
             for old in [k for k, v in _frames.items() if now - v[1] > FRAME_KEPT_S]:
                 del _frames[old]
@@ -59,9 +59,9 @@ def frame(jobs: tuple) -> tuple[tuple, tuple]:
 
 
 def progress_key(jobs: Any) -> tuple:
-    """The key of runs live on a page: what makes every page redraw them (ui.watcher.Drawn, per job). Every page that
+    """The key of runs live on a page: what makes every page redraw them (ui.redraw.Drawn, per job). Every page that
     redraws within one such step gets the same drawing."""
-    return tuple(watcher.drawn(s) for s in jobs)
+    return tuple(redraw.drawn(s) for s in jobs)
 
 
 def stored_key(results: Any) -> tuple:

@@ -18,7 +18,6 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import streamlit as st
 
@@ -27,27 +26,16 @@ from core.config import SweepConfig, TrainConfig
 from core.i18n import N_, _
 from core.runner import JobStatus
 from ui import access, live, priority
+from ui.redraw import REDRAW_S, Drawn, drawn, should_redraw
 from ui.resources import get_runner, hardware
 
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
-REDRAW_S = (
-    3.0  # charts redrawn at most this often while epochs land: each redraw slows a CPU run (bench/headline_in_page.py)
-)
 STOP_WAIT_S = 1.5  # a viewer's tick that finds a run asked to stop waits this long for it to end (_past_a_stop)
 IDLE_TICK_S = 2.0  # shared (`make share`), an idle page still looks: a viewer sees the presenter's Run within 2 s
 KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
 MEMORY = "live_page"  # session_state key of the page's PageMemory
 # Who stopped a run, as the runner records it (English, the record's words) and every page translates it.
 BY_PRESENTER, BY_OTHER = N_("the presenter"), N_("another page")
-
-
-class Drawn(NamedTuple):
-    """What the view draws of one job; a change of these redraws the page (should_redraw)."""
-
-    run_id: str
-    state: str
-    done: int  # finished epochs (sweep points)
-    moved: int  # REDRAW_S steps of the epoch in progress (live.moved); -1 before its first points
 
 
 @dataclass
@@ -110,11 +98,6 @@ class JobsNow:
     def started_here(self) -> set[str]:
         """Ids of the jobs this page started."""
         return {i for w in self.watches.values() if w is not None and w.started_here for i in w.ids}
-
-
-def drawn(s: JobStatus) -> Drawn:
-    """What the view draws of job s: its state, finished items, and every REDRAW_S of the epoch in progress."""
-    return Drawn(s.run_id, s.state, s.done, live.moved(s, REDRAW_S))
 
 
 # -- actions (button callbacks: they run before the script, so the click is seen by this run) ------
@@ -290,26 +273,3 @@ def _redraw(progress: tuple) -> bool:
     """Whether the view's charts are behind enough to draw the whole page again (should_redraw)."""
     page = memory()
     return should_redraw(progress, page.drawn, page.drawn_at, time.monotonic(), REDRAW_S * page.stretch)
-
-
-def should_redraw(
-    progress: Iterable[tuple], drawn: Iterable[tuple] | None, drawn_at: float, now: float, every: float = REDRAW_S
-) -> bool:
-    """A job changed state (started, ended) since the last full draw, or a run has its first points: at once. Runs
-    taking turns all finished another epoch (a round: the charts show each run at the same epoch): at once too.
-    Otherwise epochs landed, or a long epoch moved (JobsNow.progress()): once `every` (REDRAW_S; longer for a
-    viewer's page in a large room) has passed since that draw, at `drawn_at`. Each of progress and drawn: Drawn per job, in the same order."""
-    if drawn is None:
-        return True
-    now_, then = [Drawn(*p) for p in progress], [Drawn(*d) for d in drawn]
-    if now_ == then:
-        return False
-    if [(p.run_id, p.state) for p in now_] != [(d.run_id, d.state) for d in then]:
-        return True
-    if any((d.done, d.moved) == (0, -1) and (p.done, p.moved) != (0, -1) for p, d in zip(now_, then, strict=True)):
-        return True  # a run's first points (epoch 1's first calls): the race moves seconds after Run
-    rounds = {p.done for p in now_ if p.state == "running"}
-    running = sum(p.state == "running" for p in now_)
-    if running > 1 and len(rounds) == 1 and rounds != {d.done for d in then if d.state == "running"}:
-        return True
-    return now - drawn_at >= every
