@@ -8,6 +8,7 @@ and shows the page at once: CPU training needs no answer, GPU modes wait for one
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -22,9 +23,13 @@ from core.cluster import said
 from core.cluster.connect import ADDRESS_ENV
 from core.engine.devices import GPU_ADVICE
 from core.engine.limits import share_path
+from core.engine.limits import write as write_limits
 from core.i18n import _
 
 ROOT = Path(__file__).resolve().parents[1]
+# A file holding this machine's `python -m core devices --json` answer, taken for the server's check instead of
+# running it again (tests/conftest.py checks once per test session; every server and page there reads it).
+ANSWER_ENV = "TFDASH_HARDWARE_ANSWER"
 # A cold first import of TensorFlow (and CUDA probing) can take a minute on a slow disk.
 PROBE_TIMEOUT_S = 120
 
@@ -74,12 +79,29 @@ def _run_check(command: list[str], timeout: float) -> Hardware:
     return Hardware(READY, host=host)
 
 
-class Prober:
-    """Runs the check once on a daemon thread; any thread may read the answer."""
+def _answered_before() -> Hardware | None:
+    """The answer in the file ANSWER_ENV names, its limits written where this server's runs read them; None without
+    one, or if it cannot be read as a check's answer (the check then runs)."""
+    path = os.environ.get(ANSWER_ENV, "").strip()
+    try:
+        host = json.loads(Path(path).read_text(encoding="utf-8")) if path else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(host, dict) or not isinstance(host.get("gpus"), list) or not isinstance(host.get("limits"), dict):
+        return None
+    with contextlib.suppress(OSError):  # as the check's own write: each run then measures its own
+        write_limits(share_path(), host["limits"])
+    return Hardware(READY, host=host)
 
-    def __init__(self, command: list[str] | None = None, timeout: float = PROBE_TIMEOUT_S):
+
+class Prober:
+    """Runs the check once on a daemon thread; any thread may read the answer. The process-wide one (`shared`)
+    takes an answer given in ANSWER_ENV instead."""
+
+    def __init__(self, command: list[str] | None = None, timeout: float = PROBE_TIMEOUT_S, shared: bool = False):
         self.command = command or [sys.executable, "-m", "core", "devices", "--json"]
         self.timeout = timeout
+        self.shared = shared
         self._result = Hardware(CHECKING)
         self._started = False
         self._done = threading.Event()
@@ -94,7 +116,7 @@ class Prober:
         threading.Thread(target=self._work, name="hardware-probe", daemon=True).start()
 
     def _work(self) -> None:
-        self._result = _run_check(self.command, self.timeout)
+        self._result = (self.shared and _answered_before()) or _run_check(self.command, self.timeout)
         self._done.set()
 
     def result(self) -> Hardware:
@@ -135,7 +157,7 @@ class ClusterProber(Prober):
         self._done.set()
 
 
-_default = Prober()
+_default = Prober(shared=True)
 _cluster = ClusterProber()
 
 

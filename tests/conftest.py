@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -75,6 +78,30 @@ def _private_history(tmp_path_factory):
     # The page's runner here and the session's (session_runner) give a worker whose job ended cleanly the next job:
     # one TensorFlow import for many tests' jobs. Tests of a worker's own life make Runners of their own (default 1).
     os.environ["TFDASH_WORKER_JOBS"] = str(SHARED_WORKER_JOBS)
+    yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_hardware_check(tmp_path_factory):
+    """This machine's hardware check, made once for the whole run (both xdist workers) and read by every server and
+    page the tests start (core.hardware_check.ANSWER_ENV): each check imports TensorFlow and measures the peak and
+    bandwidth, 10-16 s of CPU, and the tests started about 18. The check itself still runs where a test is about it
+    (tests/test_probe.py, `devices --json` in tests/test_cli.py, a page's first render in tests/test_app.py)."""
+    from core.engine.limits import LIMITS_ENV
+    from core.hardware_check import ANSWER_ENV
+
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared  # one folder for every worker
+    answer = shared / "hardware-check.json"
+    with open(shared / "hardware-check.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits for the first one's check
+        if not answer.exists():
+            done = run_cli("devices", "--json", env={LIMITS_ENV: ""})
+            with contextlib.suppress(ValueError):  # no answer to share: every check runs (its tests say why)
+                json.loads(done.stdout)
+                answer.write_text(done.stdout, encoding="utf-8")
+    if answer.exists():
+        os.environ[ANSWER_ENV] = str(answer)
     yield
 
 

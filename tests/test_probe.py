@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from core import device_modes, hardware_check
 from core.config import ConfigError
 from core.engine.devices import GPU_ADVICE
+from core.engine.limits import LIMITS_ENV
 
 NO_GPU = hardware_check.Hardware(hardware_check.READY, host={"gpus": []})
 TWO_GPUS = hardware_check.Hardware(
@@ -23,6 +25,25 @@ def test_the_real_check_answers_with_this_machines_devices():
     assert hw.state == hardware_check.READY, hw.message
     assert hw.host["cpu_cores"] >= 1 and hw.host["tensorflow"]
     assert hw.gpus == hw.host["gpus"]
+
+
+def test_a_given_answer_is_taken_with_its_limits_and_a_bad_one_runs_the_check(tmp_path, monkeypatch):
+    # The session's answer (tests/conftest.py): the real check's output, once; here one of a machine with a GPU.
+    host = {"hostname": "box", "gpus": [{"index": 0, "name": "NVIDIA L4"}], "limits": {"/GPU:0": {"peak_gflops": 9.0}}}
+    answer, limits = tmp_path / "answer.json", tmp_path / "limits.json"
+    answer.write_text(json.dumps(host), encoding="utf-8")
+    monkeypatch.setenv(hardware_check.ANSWER_ENV, str(answer))
+    monkeypatch.setenv(LIMITS_ENV, str(limits))
+    never = [sys.executable, "-c", "import sys; sys.exit('the check ran')"]
+    hw = hardware_check.Prober(command=never, shared=True).wait(20)
+    assert hw.state == hardware_check.READY and hw.host == host and hw.gpus == host["gpus"]
+    assert json.loads(limits.read_text(encoding="utf-8")) == host["limits"]  # where this server's runs read them
+    # Only the process-wide prober takes it; a file that is not a check's answer is not taken either.
+    assert hardware_check.Prober(command=never).wait(20).state == hardware_check.FAILED
+    for bad in ("not json", "[1, 2]", json.dumps({"gpus": "none"})):
+        answer.write_text(bad, encoding="utf-8")
+        hw = hardware_check.Prober(command=never, shared=True).wait(20)
+        assert hw.state == hardware_check.FAILED and "the check ran" in hw.message
 
 
 @pytest.mark.parametrize(
