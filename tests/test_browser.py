@@ -101,12 +101,17 @@ def browser():
 
 @pytest.fixture(autouse=True)
 def screenshots_on_failure(request, browser):
-    """A failed test leaves every page it had open in artifacts/failed-TEST-N.png, to read what it showed."""
+    """A failed test leaves every page it had open in artifacts/failed-TEST-N.png, to read what it showed; then
+    every page a test left open is closed: a page left open reruns with the next test's runs (Chromium's renderer
+    took half a core for one page open on a Quick demo here)."""
     yield
+    pages = [p for context in browser.contexts for p in context.pages]
     report = getattr(request.node, "report_call", None)
     if report is not None and report.failed:
-        for i, page in enumerate(p for context in browser.contexts for p in context.pages):
+        for i, page in enumerate(pages):
             page.screenshot(path=ARTIFACTS / f"failed-{request.node.name}-{i}.png", full_page=True)
+    for page in pages:
+        page.close()
 
 
 def open_page(browser, url: str) -> tuple[Page, list[str]]:
@@ -284,7 +289,7 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     presenter.get_by_text(FIT_CPU).click()
     wait_until_idle(presenter)
     click(presenter, "run")
-    expect(status(presenter)).to_contain_text("CPU (plain fit): epoch 3 of 10", timeout=120_000)
+    expect(status(presenter)).to_contain_text("CPU (plain fit): epoch 2 of 10", timeout=120_000)
 
     viewer, viewer_errors = open_page(browser, server)
     expect(status(viewer)).to_contain_text("Already running on this server: CPU (plain fit): epoch")
