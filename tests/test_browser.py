@@ -44,7 +44,8 @@ RUNNING = '[data-testid="stStatusWidget"]'  # the "running" indicator, present o
 # keep `make run`'s warm workers (one per run of a comparison). As the pytest process's, their warm-up imports
 # TensorFlow only and a worker runs the next job too (TFDASH_WORKER_JOBS): the default, a fresh worker per job,
 # is checked with real training in tests/test_worker.py (the server's memory after five runs) and tests/test_pool.py.
-SERVER_KEEPS = ("TFDASH_WARM_WORKERS",)
+# And its own hardware check, not the session's answer: the layout test watches the page wait for it.
+SERVER_KEEPS = ("TFDASH_WARM_WORKERS", hardware_check.ANSWER_ENV)
 
 
 def free_port() -> int:
