@@ -181,3 +181,32 @@ def test_race_chart_puts_training_seconds_on_x_with_every_call_and_a_target_line
     assert mark == [{"accuracy": 0.8, "seconds": 0.0, "label": "target 80%"}]
     assert len(points[points.kind == "train"]) == 8 and len(points[points.kind == "test"]) == 2
     assert list(points["seconds"]) == sorted(points["seconds"])
+
+
+def test_the_live_charts_as_the_page_draws_them_meet_vega_lites_schema_and_are_sent_unchecked(frame):
+    # The page sends each chart without Altair's check against the schema (ui.charts.show): it is checked here.
+    import altair as alt
+    from altair.utils.schemapi import SchemaValidationError
+
+    from ui import layout
+
+    race = charts.race_frame([], [])
+    drawn = [layout.fill(charts.accuracy_chart(frame, 10, 0.6)), layout.fill(charts.epoch_time_chart(frame, 10)),
+             layout.fill(charts.race_chart(race, 0.8, 0.6))]  # fmt: skip
+    sent = []
+
+    class Column:
+        def altair_chart(self, chart, width):
+            sent.append(chart.to_dict())  # what Streamlit's conversion asks of the chart
+
+    for chart in drawn:
+        checked = chart.to_dict(validate=True)
+        charts.show(Column(), chart)
+        assert sent[-1] == checked
+    # And the check this replaces can fail: a height Vega-Lite does not know is refused there, not by show().
+    wrong = alt.Chart(frame).mark_point().encode(x="epoch:Q")
+    wrong.height = "nonsense"  # set as an attribute, Altair checks nothing until to_dict
+    with pytest.raises(SchemaValidationError):
+        wrong.to_dict(validate=True)
+    charts.show(Column(), wrong)
+    assert sent[-1]["height"] == "nonsense"

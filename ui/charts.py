@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 import pandas as pd
@@ -18,6 +20,14 @@ FONT = {"label": 16, "title": 18, "chart_title": 22, "subtitle": 16}
 HEIGHT = 135
 INK = "#1A1A1A"  # dark labels: a projector washes out grey
 WARMUP_NOTE = N_("epoch 1 includes compilation")
+
+
+def show(where: Any, chart: alt.TopLevelMixin) -> None:
+    """Draw `chart` in `where` (st, or a column), its spec not checked against Vega-Lite's schema at each draw: that
+    check took a third of a drawing's CPU (a Quick demo's race chart: 109 of 304 ms), which a room's server and a
+    laptop's training share. tests/test_charts.py checks every chart's spec against the schema instead."""
+    object.__setattr__(chart, "to_dict", functools.partial(type(chart).to_dict, chart, validate=False))
+    where.altair_chart(chart, width="stretch")
 
 
 def epochs_frame(frames: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.DataFrame:

@@ -104,11 +104,11 @@ def charts_ui(
     left, right = st.container(key="run_charts").columns(2)
     if axis == "clock":
         race = charts.race_frame([compare.race_points(r, p) for r, p in zip(results, partial, strict=True)], labels)
-        left.altair_chart(layout.fill(charts.race_chart(race, target, smoothing)), width="stretch")
+        charts.show(left, layout.fill(charts.race_chart(race, target, smoothing)))
     else:
-        left.altair_chart(layout.fill(charts.accuracy_chart(frame, total, smoothing)), width="stretch")
+        charts.show(left, layout.fill(charts.accuracy_chart(frame, total, smoothing)))
     if len(frame):
-        right.altair_chart(layout.fill(charts.epoch_time_chart(frame, total)), width="stretch")
+        charts.show(right, layout.fill(charts.epoch_time_chart(frame, total)))
     else:
         right.info(_("Seconds per epoch appear when epoch 1 finishes (it includes tracing and compilation)."))
 

@@ -182,12 +182,9 @@ def runs_ui(results: Sequence[RunResult], labels: Sequence[str]) -> None:
     left, right = st.columns(2)
     if plotted:
         points, names = _unzip(plotted)
-        left.altair_chart(roofline_chart(list(roofs.values()), points, names, [colours[n] for n in names]),
-                          width="stretch")  # fmt: skip
+        charts.show(left, roofline_chart(list(roofs.values()), points, names, [colours[n] for n in names]))
     if splits:
-        right.altair_chart(
-            breakdown_chart([s for s, _r, _lb in splits], [lb for _s, _r, lb in splits]), width="stretch"
-        )
+        charts.show(right, breakdown_chart([s for s, _r, _lb in splits], [lb for _s, _r, lb in splits]))
     for r, label in zip(results, labels, strict=True):
         if r.steady_epochs() and not why.run_split(r):
             said = _("{label}: where its epoch goes needs the step profile a run records before its first epoch; this "
@@ -209,7 +206,7 @@ def sweep_ui(points: Sequence[SweepPoint], model: dict, devices: dict) -> None:
         return
     roofs = [roofline.roof(d.upper(), devices.get(d, {})) for d in dict.fromkeys(p.device for p in points)]
     names = [_("{device} at batch {batch}").format(device=p.device, batch=p.batch_size) for p in plotted]
-    st.altair_chart(roofline_chart(roofs, plotted, names), width="stretch")
+    charts.show(st, roofline_chart(roofs, plotted, names))
     st.caption(_("Each point is one device at one batch size, at its measured samples/s; the roofs are each device's "
                  "measured matrix-multiply peak and memory bandwidth."))  # fmt: skip
 

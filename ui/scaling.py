@@ -144,7 +144,7 @@ def running_ui(sweep: tuple[JobStatus, ...]) -> None:
 def result_ui(points: list[SweepPoint], model: dict, devices: dict) -> None:
     """A sweep's chart, crossover in words, per-point table and why the numbers are what they are."""
     if any(p.samples_per_second for p in points):
-        st.altair_chart(charts.throughput_chart(points_frame(points)), width="stretch")
+        charts.show(st, charts.throughput_chart(points_frame(points)))
     crossover = crossover_sentence(points)
     if len({p.device for p in points}) > 1:
         st.markdown(f"### {words.plain(crossover)}")
