@@ -218,15 +218,15 @@ def choose(page: Page, key: str, option: str, timeout: float = 60) -> None:
             page.keyboard.press("Escape")
 
 
-def quick_demo_shows_both_charts_and_the_metrics(page: Page) -> None:
+def quick_demo_shows_both_charts_and_the_metrics(page: Page, epochs: int = DEMO_EPOCHS) -> None:
     """After a Quick demo ran to its end on this page (no GPU here: plain model.fit against the multi-step loop, both
     on the CPU; tests/test_layout_browser.py runs it): its charts, numbers and headline, then every view at 1280x720
     and back. One demo's run serves both tests, as it takes a minute of the suite's time on 2 cores."""
     view(page, "Train")
     wait_until_idle(page)
     page.set_viewport_size(VIEWPORT)
-    expect(status(page)).to_contain_text(f"CPU (multi-step loop, XLA): done, {DEMO_EPOCHS} epochs", timeout=120_000)
-    expect(status(page)).to_contain_text(f"CPU (plain fit): done, {DEMO_EPOCHS} epochs")
+    expect(status(page)).to_contain_text(f"CPU (multi-step loop, XLA): done, {epochs} epochs", timeout=120_000)
+    expect(status(page)).to_contain_text(f"CPU (plain fit): done, {epochs} epochs")
     charts = page.locator('.st-key-run_charts [data-testid="stVegaLiteChart"]:visible')
     expect(charts).to_have_count(2, timeout=30_000)
     for i in range(2):
@@ -276,8 +276,8 @@ def quick_demo_shows_both_charts_and_the_metrics(page: Page) -> None:
         page.screenshot(path=ARTIFACTS / f"720p-{name.lower()}.png")
     view(page, "Train")
     # The settings survive the trip: still the Quick demo's, and the runs still shown.
-    expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value(str(DEMO_EPOCHS), timeout=10_000)
-    expect(status(page)).to_contain_text(f"CPU (multi-step loop, XLA): done, {DEMO_EPOCHS} epochs")
+    expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value(str(epochs), timeout=10_000)
+    expect(status(page)).to_contain_text(f"CPU (multi-step loop, XLA): done, {epochs} epochs")
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
