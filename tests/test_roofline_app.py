@@ -41,6 +41,10 @@ def test_after_a_run_the_roofline_and_the_epoch_breakdown_show_the_runs_point():
 
     parts = {r["part"]: r["seconds"] for data in charts["Where an epoch goes"] for r in data if "part" in r}
     split = why.run_split(result)
+    # The page sends its charts unchecked (ui.charts.show): this one meets Vega-Lite's schema.
+    from ui.roofline import breakdown_chart
+
+    assert breakdown_chart([split], ["CPU"]).to_dict(validate=True)["datasets"]
     assert parts["products at these shapes"] == pytest.approx(split.compute)
     assert parts["other per-sample work"] == pytest.approx(split.other)
     # The bar is the epoch: its measured parts and what they leave unexplained (shown where positive).

@@ -25,7 +25,8 @@ WARMUP_NOTE = N_("epoch 1 includes compilation")
 def show(where: Any, chart: alt.TopLevelMixin) -> None:
     """Draw `chart` in `where` (st, or a column), its spec not checked against Vega-Lite's schema at each draw: that
     check took a third of a drawing's CPU (a Quick demo's race chart: 109 of 304 ms), which a room's server and a
-    laptop's training share. tests/test_charts.py checks every chart's spec against the schema instead."""
+    laptop's training share. The tests check each chart's spec against the schema instead (tests/test_charts.py,
+    test_roofline.py, test_roofline_app.py, test_scaling_app.py)."""
     object.__setattr__(chart, "to_dict", functools.partial(type(chart).to_dict, chart, validate=False))
     where.altair_chart(chart, width="stretch")
 
