@@ -123,6 +123,9 @@ def _copy(db: sqlite3.Connection, out: sqlite3.Connection, ids: list[str]) -> tu
         except sqlite3.Error:
             lost += 1
             continue
+        if row is None:  # an id an index still names, whose row was on the damaged page
+            lost += 1
+            continue
         kind, payload, columns = row[0], row[1], row[2:]
         if kind not in READERS:
             lost += 1  # a kind this version does not know: left for a newer one to salvage
