@@ -86,24 +86,33 @@ def _one_hardware_check(tmp_path_factory):
     """This machine's hardware check, made once for the whole run (both xdist workers) and read by every server and
     page the tests start (core.hardware_check.ANSWER_ENV): each check imports TensorFlow and measures the peak and
     bandwidth, 10-16 s of CPU, and the tests started about 18. The check itself still runs where a test is about it
-    (tests/test_probe.py, `devices --json` in tests/test_cli.py, a page's first render in tests/test_app.py, the
-    `make run` servers of the browser tests, whose page waits for it)."""
+    (tests/test_probe.py, a page's first render in tests/test_app.py, the `make run` servers of the browser tests,
+    whose page waits for it); tests/test_cli.py reads this one's `devices --json` (hardware_check_run)."""
     from core.engine.limits import LIMITS_ENV
     from core.hardware_check import ANSWER_ENV
 
     shared = tmp_path_factory.getbasetemp()
     shared = shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared  # one folder for every worker
-    answer = shared / "hardware-check.json"
+    answer, run = shared / "hardware-check.json", shared / "hardware-check-run.json"
     with open(shared / "hardware-check.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits for the first one's check
-        if not answer.exists():
+        if not run.exists():
             done = run_cli("devices", "--json", env={LIMITS_ENV: ""})
+            said = {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+            run.write_text(json.dumps(said), encoding="utf-8")
             with contextlib.suppress(ValueError):  # no answer to share: every check runs (its tests say why)
                 json.loads(done.stdout)
                 answer.write_text(done.stdout, encoding="utf-8")
     if answer.exists():
         os.environ[ANSWER_ENV] = str(answer)
-    yield
+    yield json.loads(run.read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def hardware_check_run(_one_hardware_check) -> dict:
+    """The session's `python -m core devices --json` (a fresh interpreter measuring this machine's devices): its
+    returncode, stdout and stderr."""
+    return _one_hardware_check
 
 
 @pytest.fixture(scope="session")
@@ -155,13 +164,26 @@ def pytest_runtest_makereport(item, call):
 SHARED_GROUPS = {"browser": "browser", "ray": "ray"}
 
 
+# The longest groups first: xdist hands out groups in collection order, and the browser group (about a quarter of the
+# suite) handed out last ran alone on one worker while the other had finished.
+FIRST_GROUPS = ("browser", "ray")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Give every test its xdist group (before xdist reads them), then drop the gpu tests unless asked for."""
+    """Give every test its xdist group (before xdist reads them), the longest groups first; then drop the gpu tests
+    unless asked for."""
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             shared = next((group for mark, group in SHARED_GROUPS.items() if mark in item.keywords), None)
             item.add_marker(pytest.mark.xdist_group(shared or item.module.__name__))
+    rank = {group: i for i, group in enumerate(FIRST_GROUPS)}
+
+    def group(item) -> str:
+        mark = item.get_closest_marker("xdist_group")
+        return mark.args[0] if mark.args else mark.kwargs.get("name", "")
+
+    items.sort(key=lambda item: rank.get(group(item), len(rank)))  # stable: each group's own order kept
     _deselect_gpu(config, items)
 
 

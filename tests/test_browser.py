@@ -44,8 +44,9 @@ RUNNING = '[data-testid="stStatusWidget"]'  # the "running" indicator, present o
 # keep `make run`'s warm workers (one per run of a comparison). As the pytest process's, their warm-up imports
 # TensorFlow only and a worker runs the next job too (TFDASH_WORKER_JOBS): the default, a fresh worker per job,
 # is checked with real training in tests/test_worker.py (the server's memory after five runs) and tests/test_pool.py.
-# And its own hardware check, not the session's answer: the layout test watches the page wait for it.
-SERVER_KEEPS = ("TFDASH_WARM_WORKERS", hardware_check.ANSWER_ENV)
+SERVER_KEEPS = ("TFDASH_WARM_WORKERS",)
+# A module that sets SERVER_CHECKS_HARDWARE = True gets a server making its own hardware check, not the session's
+# answer (tests/test_layout_browser.py watches the page wait for it); a check is 10-16 s of CPU.
 
 
 def free_port() -> int:
@@ -65,8 +66,12 @@ def healthy(url: str, proc: subprocess.Popen) -> bool:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(request):
     """`streamlit run app.py` in a subprocess, as `make run` starts it (the page behind ui/guard.py); yields its URL."""
+    drop = (
+        *SERVER_KEEPS,
+        *([hardware_check.ANSWER_ENV] if getattr(request.module, "SERVER_CHECKS_HARDWARE", 0) else []),
+    )
     port = free_port()
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / "streamlit.log", "w")  # closed when the server stops
@@ -76,7 +81,7 @@ def server():
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
-        env={k: v for k, v in os.environ.items() if k not in SERVER_KEEPS},  # the page's own warm workers
+        env={k: v for k, v in os.environ.items() if k not in drop},  # the page's own warm workers
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:

@@ -60,10 +60,10 @@ def test_missing_gpu_is_a_sentence_not_a_traceback(tmp_path):
     assert not out.exists() and not db.exists()  # refused before a run row (or a history file) is written
 
 
-def test_devices_json():
-    proc = run_cli("devices", "--json")
-    assert proc.returncode == 0, proc.stderr
-    info = json.loads(proc.stdout)
+def test_devices_json(hardware_check_run):
+    """The session's own `devices --json` (tests/conftest.py makes it once for every test and server)."""
+    assert hardware_check_run["returncode"] == 0, hardware_check_run["stderr"]
+    info = json.loads(hardware_check_run["stdout"])
     assert list(info) == [
         "hostname", "platform", "python", "tensorflow", "keras", "cpu_model", "cpu_cores", "logical_cpus",
         "cuda_build", "cudnn_build", "gpus", "limits",

@@ -16,6 +16,8 @@ from core.engine.sweep import run_sweep
 from core.engine.tf_setup import tf
 from core.engine.training import train
 
+# What a zygote imports before it forks each worker (core.runner.zygote): importing them runs no TensorFlow op.
+PRELOAD = ("tensorflow", "keras", "core.engine.kinds")
 # "import": a worker warms up by importing TensorFlow and Keras only (the tests' workers, whose jobs bring their own data).
 WARM_UP_ENV = "TFDASH_WARM_UP"
 
@@ -46,6 +48,7 @@ class Training:
 
     admit = staticmethod(memory.check)
     warm_up = staticmethod(warm_up)
+    preload = PRELOAD
     fits_together = staticmethod(memory.fits_together)
 
     @staticmethod
@@ -62,6 +65,7 @@ class Sweep:
 
     admit = staticmethod(memory.check)
     warm_up = staticmethod(warm_up)
+    preload = PRELOAD
 
     @staticmethod
     def run(config: SweepConfig, on_item, should_stop, run_id: str):

@@ -34,13 +34,13 @@ def worker_jobs() -> int:
     return int(asked) if asked.isdigit() and int(asked) >= 1 else 1
 
 
-def start(warm_ups: Iterable[Callable[[], None]], jobs: int = 1) -> Worker:
-    """A new worker (warming up with warm_ups, running up to `jobs` jobs), started once no job of this process is
-    being timed."""
+def start(warm_ups: Iterable[Callable[[], None]], jobs: int = 1, preload: tuple[str, ...] = ()) -> Worker:
+    """A new worker (forked after importing `preload` where it can be, warming up with warm_ups, running up to `jobs`
+    jobs), started once no job of this process is being timed."""
     with _cond:
         while _timed:
             _cond.wait()
-        worker = Worker(warm_ups, jobs)
+        worker = Worker(warm_ups, jobs, preload)
         _starting.add(worker)
         return worker
 
@@ -70,8 +70,11 @@ def timed() -> Iterator[None]:
 class Pool:
     """The workers waiting for the next job of one Runner: `size` of them once filled."""
 
-    def __init__(self, warm_ups: Iterable[Callable[[], None]], size: int = 1, worker_jobs: int = 1) -> None:
+    def __init__(
+        self, warm_ups: Iterable[Callable[[], None]], size: int = 1, worker_jobs: int = 1, preload: tuple[str, ...] = ()
+    ) -> None:
         self._warm_ups = list(warm_ups)
+        self._preload = preload
         self.size = max(1, size)
         self.worker_jobs = max(1, worker_jobs)  # 1: each worker exits after its job (its memory goes back)
         self._lock = threading.Condition()
@@ -84,7 +87,7 @@ class Pool:
             with self._lock:
                 if len(self._waiting) >= self.size:
                     return
-            worker = start(self._warm_ups, self.worker_jobs)
+            worker = start(self._warm_ups, self.worker_jobs, self._preload)
             with self._lock:
                 self._waiting.append(worker)
                 self._lock.notify_all()
@@ -93,14 +96,14 @@ class Pool:
         """`count` workers for a job or a group: the waiting ones first, then fresh ones (starting now)."""
         with self._lock:
             taken, self._waiting = self._waiting[:count], self._waiting[count:]
-        return taken + [start(self._warm_ups, self.worker_jobs) for _ in range(count - len(taken))]
+        return taken + [start(self._warm_ups, self.worker_jobs, self._preload) for _ in range(count - len(taken))]
 
     def replace(self, worker: Worker) -> Worker:
         """`worker` once it is ready, or a fresh one if it died starting up (e.g. killed): one try."""
         if worker.wait_ready():
             return worker
         worker.close()
-        fresh = start(self._warm_ups, self.worker_jobs)
+        fresh = start(self._warm_ups, self.worker_jobs, self._preload)
         fresh.wait_ready()
         return fresh
 

@@ -50,9 +50,9 @@ class Runner:
         self._counter = itertools.count()
         self._listeners: list[Listener] = []
         self._closed = False
-        self._pool = Pool(
-            [k.warm_up for k in self._kinds.values()], warm, worker_jobs
-        )  # warming up now, before anyone presses Run
+        kinds = self._kinds.values()
+        preload = tuple(dict.fromkeys(name for k in kinds for name in getattr(k, "preload", ())))
+        self._pool = Pool([k.warm_up for k in kinds], warm, worker_jobs, preload)  # warming up now, before any Run
         self._dispatcher = threading.Thread(target=self._work, name="training-runner", daemon=True)
         self._dispatcher.start()
 

@@ -1,15 +1,16 @@
-"""The training worker: a fresh Python process that imports TensorFlow before it is needed, runs its job, exits.
+"""The training worker: a process of its own that has TensorFlow imported before it is needed, runs its job, exits.
 
 Why a process: TensorFlow never gives memory back to the operating system, so a server that trained
 in its own process only ever grew (CNN batch 32768 twice: 3.6 -> 16.4 GB). A worker that exits
 after each job returns all of it (a Runner's worker_jobs may give it a few more jobs first); the next
-worker starts at once and imports TensorFlow while nobody waits, so the first Run after the server
-starts is as quick as later ones.
+worker starts at once and warms up while nobody waits, so the first Run after the server starts is as
+quick as later ones. On Linux it is forked from a zygote that imported TensorFlow once (core.runner.zygote:
+milliseconds, not ~7 s of CPU); elsewhere it is a fresh interpreter.
 
 Why not multiprocessing's "spawn" context: it re-runs the parent's __main__ in the child, and under
 Streamlit __main__ is the app script (its script runner installs it there), so every worker would
-run the whole page and start a Runner of its own. `python -m core.runner.serve FD` is the same fresh
-interpreter that spawn gives (never a fork after TensorFlow), talking over multiprocessing's own
+run the whole page and start a Runner of its own. `python -m core.runner.serve FD` (and the zygote, `python -m
+core.runner.zygote FD`) is the same fresh interpreter that spawn gives, talking over multiprocessing's own
 Connection (a socketpair, pickled messages: core.runner.protocol). This is the parent's handle; the
 parent's side of a job is core.runner.turns (one job is a group of one), the worker's core.runner.serve.
 """
@@ -25,7 +26,7 @@ from collections.abc import Callable, Iterable
 from multiprocessing.connection import Pipe
 from pathlib import Path
 
-from core.runner import said
+from core.runner import said, zygote
 from core.runner.protocol import Done, Exit, Go, Hello, Item, Ready, Start, Stop, WantsTurn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,22 +37,29 @@ POLL_SECONDS = 0.05
 class Worker:
     """The parent's handle on one worker process, started (and warming up) as soon as it is made."""
 
-    def __init__(self, warm_ups: Iterable[Callable[[], None]], jobs: int = 1) -> None:
+    def __init__(self, warm_ups: Iterable[Callable[[], None]], jobs: int = 1, preload: tuple[str, ...] = ()) -> None:
+        """Start it: forked from this process's zygote where one may import `preload` first (core.runner.zygote),
+        else a fresh interpreter."""
         self.jobs_left = jobs  # the jobs it may still run before it exits (core.runner.pool.Pool.give_back)
         self.conn, child = Pipe()
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.runner.serve", str(child.fileno())],
-            pass_fds=(child.fileno(),),
-            stdin=subprocess.DEVNULL,
-            env=env,
-        )
+        self.proc: subprocess.Popen | zygote.Child = zygote.fork(preload, child) or self._fresh(child)
         child.close()
         self.ready = False
         self._ready_lock = threading.Lock()  # the dispatcher and Runner.warm() may both wait for Ready
-        self.pid = self.proc.pid
         # The parent's path first, so the worker imports job functions from the modules the parent has.
         self.conn.send(Hello(list(sys.path), list(dict.fromkeys(warm_ups))))
+
+    @staticmethod
+    def _fresh(child) -> subprocess.Popen:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        return subprocess.Popen(
+            [sys.executable, "-m", "core.runner.serve", str(child.fileno())],
+            pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Block until the worker has imported everything (True), or it died or timed out (False)."""

@@ -1,0 +1,118 @@
+"""The zygote process's own side (`python -m core.runner.forker FD`): import the modules it is sent, fork a worker
+(core.runner.serve) on each Fork and say how each ended, until the parent goes.
+
+Its parent holds it as a core.runner.zygote.Zygote; what they say is core.runner.protocol (Import, Fork with the worker's end
+of its pipe as a passed descriptor, and Kill; Forked and Exited back). A module of its own, so `python -m` runs it
+without the package having imported it first (its messages would be classes of __main__).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+from multiprocessing import reduction
+from multiprocessing.connection import Connection, wait
+
+from core.runner.protocol import Exited, Fork, Forked, Import, Kill
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _import(modules: tuple[str, ...]) -> None:
+    """The modules, quietly (as core.engine.tf_setup imports TensorFlow), running no op."""
+    import importlib
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    saved = os.dup(2)
+    with open(os.devnull, "wb") as sink:
+        os.dup2(sink.fileno(), 2)  # C++ start-up chatter (oneDNN, CUDA probing), as tf_setup hides it
+        try:
+            for name in modules:
+                try:
+                    importlib.import_module(name)
+                except Exception:  # noqa: BLE001 - the child imports it again and its job says what failed
+                    pass
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _runtime_started() -> bool:
+    """Whether an import ran a TensorFlow op: its runtime's threads and devices exist, and a fork would break them."""
+    context = sys.modules.get("tensorflow.python.eager.context")
+    started = context.context_safe() if context else None
+    return bool(started is not None and started._initialized)
+
+
+def _child(conn: Connection, wake: int, fd: int, fork: Fork, zygote_pid: int) -> None:
+    """In the forked child: die with the zygote, take the parent's environment, serve the worker's pipe."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != zygote_pid:
+        os._exit(1)  # the zygote died before the line above
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.close(wake)
+    conn.close()
+    os.environ.clear()
+    os.environ.update(fork.env)
+    os.chdir(fork.cwd)
+    from core.runner import serve
+
+    serve.main(fd)  # never returns: os._exit
+
+
+def _reap(conn: Connection, live: set[int]) -> None:
+    """Say how every child that has ended ended."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not pid:
+            return
+        live.discard(pid)
+        conn.send(Exited(pid, os.waitstatus_to_exitcode(status)))
+
+
+def main(fd: int) -> None:
+    """The zygote: import, then fork on each Fork until the parent goes."""
+    conn = Connection(fd)
+    try:
+        wake, woken = os.pipe()
+        os.set_blocking(woken, False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(woken, warn_on_full_buffer=False)
+        live: set[int] = set()  # forked, not yet reaped: the only pids a Kill may reach
+        me = os.getpid()
+        while True:
+            for ready in wait([conn, wake]):
+                if ready is wake:
+                    os.read(wake, 512)
+                    _reap(conn, live)
+                    continue
+                message = conn.recv()
+                if isinstance(message, Fork):
+                    handle = reduction.recv_handle(conn)
+                    pid = os.fork()
+                    if pid == 0:
+                        _child(conn, wake, handle, message, me)
+                    os.close(handle)
+                    live.add(pid)
+                    conn.send(Forked(pid))
+                elif isinstance(message, Import):
+                    _import(message.modules)
+                    if _runtime_started():
+                        return  # no safe fork from here on: the parent starts fresh interpreters instead
+                elif isinstance(message, Kill) and message.pid in live:
+                    os.kill(message.pid, signal.SIGKILL)  # not reaped yet (_reap runs on this thread): still ours
+            _reap(conn, live)
+    except (EOFError, OSError):
+        pass  # the parent has gone
+    finally:
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))

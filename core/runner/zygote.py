@@ -1,0 +1,202 @@
+"""A process that has imported TensorFlow once and forks each worker from there (Linux): a worker starts in
+milliseconds, where a fresh interpreter spent ~7 s of CPU importing TensorFlow (both cores of a small laptop).
+
+The fork comes after TensorFlow's import and before its first op: its runtime (thread pools, devices, CUDA's
+cuInit) starts in the child, as in a fresh interpreter. Not on macOS: a fork after Metal's framework has loaded
+(tensorflow-metal) is not safe there. A child gets the parent's environment and working folder at the fork; a
+zygote serves only a parent whose variables that imports read (IMPORT_ENV: TF_*, KERAS_HOME, PYTHONPATH...) are the
+ones it imported under. Otherwise, or if the zygote has died, a worker is a fresh interpreter.
+
+This is the parent's handle; the zygote's own side is core.runner.forker, what they say core.runner.protocol. The
+zygote exits when its parent does, and its children with it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections import deque
+from multiprocessing import reduction
+from multiprocessing.connection import Connection, Pipe
+from pathlib import Path
+
+from core.runner.protocol import Exited, Fork, Forked, Import, Kill
+
+ROOT = Path(__file__).resolve().parents[2]
+# What imports may read (TensorFlow, Keras, NumPy and where modules and libraries are found): a zygote serves a parent
+# whose variables by these names are the ones it imported under. TF_CPP_* (C++ log levels; tf_setup sets one) aside.
+IMPORT_ENV = ("TF_", "KERAS_", "CUDA_", "XLA_", "NVIDIA_", "ROCM_", "HIP_", "TPU_", "PYTHON", "LD_", "OMP_", "KMP_",
+              "MKL_", "OPENBLAS_", "HOME", "TMPDIR", "PATH", "VIRTUAL_ENV")  # fmt: skip
+USE_ENV = "TFDASH_ZYGOTE"  # "0": every worker a fresh interpreter (to compare, or where a fork misbehaves)
+
+
+def import_env(env: dict[str, str]) -> dict[str, str]:
+    """The part of an environment a zygote's imports may have read."""
+    return {k: v for k, v in env.items() if k.startswith(IMPORT_ENV) and not k.startswith("TF_CPP_")}
+
+
+class Child:
+    """A worker forked by the zygote, held as a subprocess.Popen is: pid, poll(), wait(timeout), kill()."""
+
+    def __init__(self, zygote: Zygote) -> None:
+        self._zygote = zygote
+        self._pid: int | None = None
+        self.returncode: int | None = None
+        self._killed = False
+
+    @property
+    def pid(self) -> int:
+        """The child's pid, once the zygote has forked it (0 if it never did)."""
+        with self._zygote.cond:
+            self._zygote.cond.wait_for(lambda: self._pid is not None or self.returncode is not None)
+            return self._pid or 0
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        with self._zygote.cond:
+            if not self._zygote.cond.wait_for(lambda: self.returncode is not None, timeout):
+                raise subprocess.TimeoutExpired("worker", timeout or 0)
+            return self.returncode  # type: ignore[return-value]
+
+    def kill(self) -> None:
+        with self._zygote.cond:
+            self._killed = True
+            pid = self._pid if self.returncode is None else None
+        if pid:
+            self._zygote.send(Kill(pid))
+
+
+class Zygote:
+    """The parent's handle on one zygote process; forks are answered in order, by a reader thread."""
+
+    def __init__(self) -> None:
+        self.modules: set[str] = set()  # imported there, or about to be (Import comes before the Fork that needs it)
+        self.env = import_env(dict(os.environ))
+        self.cond = threading.Condition()
+        self.alive = True
+        self._retired = False
+        self._closed = False
+        self._sending = threading.Lock()
+        self._unanswered: deque[Child] = deque()
+        self._children: dict[int, Child] = {}
+        self.conn, theirs = Pipe()
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "core.runner.forker", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        theirs.close()
+        threading.Thread(target=self._read, name="zygote-reader", daemon=True).start()
+
+    def serves(self) -> bool:
+        """Whether a worker, with this process's environment now, may be forked here."""
+        return self.alive and import_env(dict(os.environ)) == self.env
+
+    def send(self, message: Kill) -> None:
+        with self._sending:
+            try:
+                if not self._closed:
+                    self.conn.send(message)
+            except OSError:
+                pass  # the zygote has gone, and its children with it
+
+    def fork(self, modules: tuple[str, ...], worker_end: Connection) -> Child:
+        """A child that will serve worker_end (core.runner.serve), forked once the zygote has imported `modules`."""
+        child = Child(self)
+        with self._sending:
+            with self.cond:
+                self._unanswered.append(child)
+            try:
+                if self._closed:
+                    raise OSError("the zygote has gone")
+                if missing := tuple(m for m in modules if m not in self.modules):
+                    self.conn.send(Import(missing))
+                    self.modules.update(missing)
+                self.conn.send(Fork(dict(os.environ), os.getcwd()))
+                reduction.send_handle(self.conn, worker_end.fileno(), self.proc.pid)
+            except OSError:
+                self._gone()
+        return child
+
+    def retire(self) -> None:
+        """Fork no more; the zygote exits once its last child has (now, if it has none)."""
+        with self.cond:
+            self.alive, self._retired = False, True
+            idle = not self._unanswered and not self._children
+        if idle:
+            with self._sending:
+                if not self._closed:  # EOF for both ends; the reader closes the descriptor (never another thread)
+                    with socket.fromfd(self.conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as both:
+                        both.shutdown(socket.SHUT_RDWR)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                message = self.conn.recv()
+            except (EOFError, OSError, pickle.UnpicklingError):
+                self._gone()
+                self._close()
+                return
+            kill = None
+            with self.cond:
+                if isinstance(message, Forked):
+                    child = self._unanswered.popleft()
+                    child._pid = message.pid
+                    self._children[message.pid] = child
+                    kill = message.pid if child._killed else None
+                elif isinstance(message, Exited) and (child := self._children.pop(message.pid, None)):
+                    child.returncode = message.code
+                self.cond.notify_all()
+                done = self._retired and not self._unanswered and not self._children
+            if kill:
+                self.send(Kill(kill))  # killed before the zygote had said its pid
+            if done:
+                self._close()  # a retired zygote's last child has ended: it exits
+                return
+
+    def _close(self) -> None:
+        """Only the reader closes the connection: a descriptor closed under a thread reading it may be reused."""
+        with self._sending:
+            self._closed = True
+            self.conn.close()
+
+    def _gone(self) -> None:
+        """The zygote has died: its children were killed with it (their parent-death signal); none more forks."""
+        with self.cond:
+            self.alive = False
+            for child in [*self._unanswered, *self._children.values()]:
+                if child.returncode is None:
+                    child.returncode = -signal.SIGKILL
+            self._unanswered.clear()
+            self._children.clear()
+            self.cond.notify_all()
+
+
+_lock = threading.Lock()
+_zygote: Zygote | None = None  # the one forking now; one it replaced lives on while it has children
+
+
+def available() -> bool:
+    """Whether workers may be forked on this machine (Linux, not turned off by TFDASH_ZYGOTE=0)."""
+    return sys.platform.startswith("linux") and os.environ.get(USE_ENV, "").strip() != "0"
+
+
+def fork(modules: tuple[str, ...], worker_end: Connection) -> Child | None:
+    """A child forked from this process's zygote, or None (start a fresh interpreter). A zygote starts with the first
+    worker, and again when this process's import environment has changed (the one before ends with its children)."""
+    global _zygote
+    if not modules or not available():
+        return None
+    with _lock:
+        if _zygote is None or not _zygote.serves():
+            if _zygote is not None:
+                _zygote.retire()
+            _zygote = Zygote()
+        return _zygote.fork(modules, worker_end)

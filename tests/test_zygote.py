@@ -1,0 +1,104 @@
+"""Workers forked from a zygote that imported their modules once (core.runner.zygote): real processes, real forks.
+
+The jobs here import nothing heavy (the zygote preloads `colorsys`, which nothing else here imports), so each test
+takes a second; the engine's own workers (TensorFlow preloaded) run through the same path in every other test.
+"""
+
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from multiprocessing.connection import Pipe
+
+from core.runner import Runner, zygote
+from core.runner.kind import Kind
+from core.runner.protocol import Hello
+from tests.conftest import wait_until
+
+PRELOADED = "colorsys"
+
+
+@dataclass(frozen=True)
+class Look:
+    """A job that says what its worker process sees; exit_code: it ends its process that way instead."""
+
+    exit_code: int | None = None
+
+
+def look(config: Look, on_item, should_stop, run_id):
+    if config.exit_code is not None:
+        os._exit(config.exit_code)
+    return {
+        "preloaded": PRELOADED in sys.modules,  # nothing in this worker imported it: its zygote did, before the fork
+        "parent": os.getppid(),
+        "env": os.environ.get("TFDASH_ZYGOTE_TEST"),
+        "cwd": os.getcwd(),
+    }
+
+
+KINDS = {Look: Kind(look, preload=(PRELOADED,))}
+
+
+def looked(config: Look = Look()):
+    with Runner(KINDS) as runner:
+        return runner.wait(runner.submit(config), 60)
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_worker_is_forked_after_its_kinds_imports_with_the_parents_environment_and_folder_of_the_moment(
+    tmp_path, monkeypatch
+):
+    assert looked().state == "completed"  # the process's zygote exists from here on
+    monkeypatch.setenv("TFDASH_ZYGOTE_TEST", "set after the zygote started")
+    monkeypatch.chdir(tmp_path)
+    status = looked()
+    assert status.state == "completed", status.error
+    assert status.result == {
+        "preloaded": True,
+        "parent": zygote._zygote.proc.pid,  # the zygote's child, not this process's
+        "env": "set after the zygote started",
+        "cwd": str(tmp_path),
+    }
+
+
+def test_another_import_environment_gets_a_zygote_of_its_own_and_tfdash_zygote_0_a_fresh_interpreter(
+    tmp_path, monkeypatch
+):
+    first = looked().result["parent"]
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))  # read when keras is imported: the first zygote's import did not
+    again = looked().result
+    assert again["preloaded"] and again["parent"] not in (first, os.getpid())
+    wait_until(lambda: not alive(first), 10, "the end of the zygote it replaced, which had no child left")
+    monkeypatch.setenv(zygote.USE_ENV, "0")
+    fresh = looked().result
+    assert fresh["parent"] == os.getpid() and not fresh["preloaded"]
+
+
+def test_a_forked_worker_that_exits_is_said_with_its_code_as_a_fresh_one_is():
+    status = looked(Look(exit_code=3))
+    assert status.state == "interrupted"
+    assert status.error.startswith("The worker process (pid ") and "exited (code 3)" in status.error, status.error
+
+
+def test_when_a_zygote_dies_its_children_die_with_it_and_say_so():
+    own = zygote.Zygote()  # not the process's: the tests' shared runners keep workers forked from that one
+    mine, theirs = Pipe()
+    child = own.fork((PRELOADED,), theirs)
+    theirs.close()
+    mine.send(Hello(list(sys.path), []))
+    pid = child.pid
+    assert mine.recv().pid == pid  # Ready: the child serves its pipe
+    assert child.poll() is None
+    own.proc.kill()
+    assert child.wait(30) == -signal.SIGKILL
+    wait_until(lambda: not alive(pid), 30, "the child's end")
+    assert mine.poll(5)
+    wait_until(lambda: not own.serves(), 5, "the zygote counted as gone")
+    own.proc.wait(5)
