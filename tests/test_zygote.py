@@ -12,7 +12,7 @@ from multiprocessing.connection import Pipe
 
 from core.runner import Runner, zygote
 from core.runner.kind import Kind
-from core.runner.protocol import Hello
+from core.runner.protocol import Exit, Hello
 from tests.conftest import wait_until
 
 PRELOADED = "colorsys"
@@ -75,7 +75,6 @@ def test_another_import_environment_gets_a_zygote_of_its_own_and_tfdash_zygote_0
     monkeypatch.setenv("KERAS_HOME", str(tmp_path))  # read when keras is imported: the first zygote's import did not
     again = looked().result
     assert again["preloaded"] and again["parent"] not in (first, os.getpid())
-    wait_until(lambda: not alive(first), 10, "the end of the zygote it replaced, which had no child left")
     monkeypatch.setenv(zygote.USE_ENV, "0")
     fresh = looked().result
     assert fresh["parent"] == os.getpid() and not fresh["preloaded"]
@@ -102,3 +101,17 @@ def test_when_a_zygote_dies_its_children_die_with_it_and_say_so():
     assert mine.poll(5)
     wait_until(lambda: not own.serves(), 5, "the zygote counted as gone")
     own.proc.wait(5)
+
+
+def test_a_retired_zygote_forks_no_more_and_exits_after_its_last_child():
+    own = zygote.Zygote()
+    mine, theirs = Pipe()
+    child = own.fork((PRELOADED,), theirs)
+    theirs.close()
+    mine.send(Hello(list(sys.path), []))
+    assert mine.recv().pid == child.pid
+    own.retire()
+    assert not own.serves() and own.proc.poll() is None  # its child lives on, and so does it
+    mine.send(Exit())
+    assert child.wait(30) == 0
+    assert own.proc.wait(30) == 0  # then it exits
