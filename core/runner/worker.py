@@ -10,26 +10,23 @@ milliseconds, not ~7 s of CPU); elsewhere it is a fresh interpreter.
 Why not multiprocessing's "spawn" context: it re-runs the parent's __main__ in the child, and under
 Streamlit __main__ is the app script (its script runner installs it there), so every worker would
 run the whole page and start a Runner of its own. `python -m core.runner.serve FD` (and the zygote, `python -m
-core.runner.zygote FD`) is the same fresh interpreter that spawn gives, talking over multiprocessing's own
+core.runner.forker FD`) is the same fresh interpreter that spawn gives, talking over multiprocessing's own
 Connection (a socketpair, pickled messages: core.runner.protocol). This is the parent's handle; the
 parent's side of a job is core.runner.turns (one job is a group of one), the worker's core.runner.serve.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterable
 from multiprocessing.connection import Pipe
-from pathlib import Path
 
 from core.runner import said, zygote
 from core.runner.protocol import Done, Exit, Go, Hello, Item, Ready, Start, Stop, WantsTurn
 
-ROOT = Path(__file__).resolve().parents[2]
 # How often the parent looks for a stop request while it waits for the worker's next message.
 POLL_SECONDS = 0.05
 
@@ -51,10 +48,9 @@ class Worker:
 
     @staticmethod
     def _fresh(child) -> subprocess.Popen:
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
         return subprocess.Popen(
             [sys.executable, "-m", "core.runner.serve", str(child.fileno())],
-            pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, env=env,
+            pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, env=zygote.fresh_env(),
         )  # fmt: skip
 
     @property

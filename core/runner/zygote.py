@@ -35,6 +35,11 @@ IMPORT_ENV = ("TF_", "KERAS_", "CUDA_", "XLA_", "NVIDIA_", "ROCM_", "HIP_", "TPU
 USE_ENV = "TFDASH_ZYGOTE"  # "0": every worker a fresh interpreter (to compare, or where a fork misbehaves)
 
 
+def fresh_env() -> dict[str, str]:
+    """This process's environment for a fresh interpreter of the project (a worker, a zygote): the project importable."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+
+
 def import_env(env: dict[str, str]) -> dict[str, str]:
     """The part of an environment a zygote's imports may have read."""
     return {k: v for k, v in env.items() if k.startswith(IMPORT_ENV) and not k.startswith("TF_CPP_")}
@@ -87,10 +92,9 @@ class Zygote:
         self._unanswered: deque[Child] = deque()
         self._children: dict[int, Child] = {}
         self.conn, theirs = Pipe()
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "core.runner.forker", str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env=env,
+            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env=fresh_env(),
         )  # fmt: skip
         theirs.close()
         threading.Thread(target=self._read, name="zygote-reader", daemon=True).start()
