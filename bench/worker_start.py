@@ -1,4 +1,4 @@
-"""A worker's start: forked from the zygote (core.runner.zygote) against a fresh interpreter, alternating, same run.
+"""A worker's start: forked from the zygote (core.spawn.zygote) against a fresh interpreter, alternating, same run.
 
 Each worker warms up as the tests' do (TFDASH_WARM_UP=import: TensorFlow and Keras imported, then ready) and then
 trains the same tiny run; the bench prints the seconds from Worker() to Ready and the CPU seconds the machine spent
@@ -20,9 +20,9 @@ os.environ["TFDASH_WARM_UP"] = "import"
 
 from core.config import TrainConfig  # noqa: E402
 from core.engine.kinds import JOB_KINDS, PRELOAD, warm_up  # noqa: E402
-from core.runner import zygote  # noqa: E402
 from core.runner.protocol import Done, Start  # noqa: E402
 from core.runner.worker import Worker  # noqa: E402
+from core.spawn import zygote  # noqa: E402
 
 TINY = TrainConfig(dataset="synthetic", train_subset=500, batch_size=50, epochs=1)
 

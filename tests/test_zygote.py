@@ -1,19 +1,25 @@
-"""Workers forked from a zygote that imported their modules once (core.runner.zygote): real processes, real forks.
+"""Programs forked from a zygote that imported their modules once (core.spawn.zygote): real processes, real forks.
 
-The jobs here import nothing heavy (the zygote preloads `colorsys`, which nothing else here imports), so each test
-takes a second; the engine's own workers (TensorFlow preloaded) run through the same path in every other test.
+The jobs and programs here import nothing heavy (the zygote preloads `colorsys`, which nothing else here imports),
+so each test takes a second; the engine's own workers and the CLI (TensorFlow preloaded) run through the same paths
+in every other test (tests/conftest.py's run_cli).
 """
 
 import os
 import signal
+import subprocess
 import sys
 from dataclasses import dataclass
 from multiprocessing.connection import Pipe
 
-from core.runner import Runner, zygote
+import pytest
+
+from core.runner import Runner
 from core.runner.kind import Kind
 from core.runner.protocol import Exit, Hello
-from tests.conftest import wait_until
+from core.spawn import zygote
+from core.spawn.messages import Fork
+from tests.conftest import ROOT, wait_until
 
 PRELOADED = "colorsys"
 
@@ -86,10 +92,16 @@ def test_a_forked_worker_that_exits_is_said_with_its_code_as_a_fresh_one_is():
     assert status.error.startswith("The worker process (pid ") and "exited (code 3)" in status.error, status.error
 
 
+def serving(own: zygote.Zygote, theirs) -> zygote.Child:
+    """A worker (core.runner.serve) forked by `own` on its end of a pipe, as zygote.start forks one."""
+    fork = Fork("core.runner.serve", (), dict(os.environ), os.getcwd(), pipe=True)
+    return own.fork((PRELOADED,), fork, (theirs.fileno(),))
+
+
 def test_when_a_zygote_dies_its_children_die_with_it_and_say_so():
     own = zygote.Zygote()  # not the process's: the tests' shared runners keep workers forked from that one
     mine, theirs = Pipe()
-    child = own.fork((PRELOADED,), theirs)
+    child = serving(own, theirs)
     theirs.close()
     mine.send(Hello(list(sys.path), []))
     pid = child.pid
@@ -106,7 +118,7 @@ def test_when_a_zygote_dies_its_children_die_with_it_and_say_so():
 def test_a_retired_zygote_forks_no_more_and_exits_after_its_last_child():
     own = zygote.Zygote()
     mine, theirs = Pipe()
-    child = own.fork((PRELOADED,), theirs)
+    child = serving(own, theirs)
     theirs.close()
     mine.send(Hello(list(sys.path), []))
     assert mine.recv().pid == child.pid
@@ -115,3 +127,32 @@ def test_a_retired_zygote_forks_no_more_and_exits_after_its_last_child():
     mine.send(Exit())
     assert child.wait(30) == 0
     assert own.proc.wait(30) == 0  # then it exits
+
+
+# A program that says what it was started with: its argv, a variable, its folder, what its stdin holds, whether its
+# zygote had imported PRELOADED; then exits with the code it was given.
+SAYS = "tests.data.says"
+
+
+def test_run_captures_a_forked_programs_output_code_environment_and_folder(tmp_path):
+    env = dict(os.environ, TFDASH_ZYGOTE_TEST="given")
+    done = zygote.run((PRELOADED,), SAYS, ("7", "two words"), env=env, cwd=tmp_path, timeout=60)
+    assert done.returncode == 7
+    said = dict(line.split("=", 1) for line in done.stdout.splitlines())
+    assert said == {
+        "argv": "['7', 'two words']", "env": "given", "cwd": str(tmp_path), "stdin": "''", "preloaded": "True",
+        "main": "__main__",
+    }  # fmt: skip
+    assert done.stderr == "to stderr\n"
+    assert zygote._zygote.serves() and done.args[1:3] == ["-m", SAYS]
+
+
+def test_run_in_another_import_environment_is_a_fresh_interpreter_and_a_timeout_kills_the_program(tmp_path):
+    zygote.run((PRELOADED,), SAYS, ("0",), cwd=ROOT, timeout=60)  # this process's zygote exists
+    env = dict(os.environ, KERAS_HOME=str(tmp_path), PYTHONPATH=str(ROOT))  # read when keras is imported
+    done = zygote.run((PRELOADED,), SAYS, ("0",), env=env, cwd=ROOT, timeout=60)
+    assert "preloaded=False" in done.stdout and done.returncode == 0  # a fresh interpreter imported nothing more
+    began = os.times().elapsed
+    with pytest.raises(subprocess.TimeoutExpired):
+        zygote.run((PRELOADED,), SAYS, ("sleep",), cwd=ROOT, timeout=1)
+    assert os.times().elapsed - began < 30  # killed, not waited for

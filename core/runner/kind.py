@@ -3,7 +3,7 @@
 `run` crosses to a worker process by reference, so it must be a module-level function (or a class's static one):
 run(config, on_item(item, result), should_stop() -> bool, run_id[, take_turn]) -> result. take_turn is passed
 only to the runs of a group taking turns (core.runner.turns). The other three run where they are named below;
-`preload` (optional) names the modules a zygote may import before it forks a worker (core.runner.zygote): they
+`preload` (optional) names the modules a zygote may import before it forks a worker (core.spawn.zygote): they
 must run no op and start no thread at import.
 """
 

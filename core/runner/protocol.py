@@ -77,44 +77,6 @@ class WantsTurn:
     """The job's next part must run alone: the worker waits for Go."""
 
 
-# -- parent <-> zygote (core.runner.zygote, core.runner.forker) ---------------------------------------------------
-@dataclass(frozen=True)
-class Import:
-    """Import these modules too (they run no op, start no thread) before the next fork."""
-
-    modules: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Fork:
-    """Fork a worker: its pipe's end follows as a passed descriptor; env and cwd are the parent's now."""
-
-    env: dict[str, str]
-    cwd: str
-
-
-@dataclass(frozen=True)
-class Kill:
-    """SIGKILL a child, unless it has already been reaped (its pid may be another's by now)."""
-
-    pid: int
-
-
-@dataclass(frozen=True)
-class Forked:
-    """The child of the oldest Fork not yet answered."""
-
-    pid: int
-
-
-@dataclass(frozen=True)
-class Exited:
-    """A child has ended: code as subprocess.Popen.returncode is (-N for signal N)."""
-
-    pid: int
-    code: int
-
-
 # -- how a job ended (Done is also the worker's last word) -------------------------------------------------------
 @dataclass(frozen=True)
 class Done:

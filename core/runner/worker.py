@@ -4,13 +4,13 @@ Why a process: TensorFlow never gives memory back to the operating system, so a 
 in its own process only ever grew (CNN batch 32768 twice: 3.6 -> 16.4 GB). A worker that exits
 after each job returns all of it (a Runner's worker_jobs may give it a few more jobs first); the next
 worker starts at once and warms up while nobody waits, so the first Run after the server starts is as
-quick as later ones. On Linux it is forked from a zygote that imported TensorFlow once (core.runner.zygote:
+quick as later ones. On Linux it is forked from a zygote that imported TensorFlow once (core.spawn.zygote:
 milliseconds, not ~7 s of CPU); elsewhere it is a fresh interpreter.
 
 Why not multiprocessing's "spawn" context: it re-runs the parent's __main__ in the child, and under
 Streamlit __main__ is the app script (its script runner installs it there), so every worker would
 run the whole page and start a Runner of its own. `python -m core.runner.serve FD` (and the zygote, `python -m
-core.runner.forker FD`) is the same fresh interpreter that spawn gives, talking over multiprocessing's own
+core.spawn.forker FD`) is the same fresh interpreter that spawn gives, talking over multiprocessing's own
 Connection (a socketpair, pickled messages: core.runner.protocol). This is the parent's handle; the
 parent's side of a job is core.runner.turns (one job is a group of one), the worker's core.runner.serve.
 """
@@ -24,8 +24,9 @@ import threading
 from collections.abc import Callable, Iterable
 from multiprocessing.connection import Pipe
 
-from core.runner import said, zygote
+from core.runner import said
 from core.runner.protocol import Done, Exit, Go, Hello, Item, Ready, Start, Stop, WantsTurn
+from core.spawn import zygote
 
 # How often the parent looks for a stop request while it waits for the worker's next message.
 POLL_SECONDS = 0.05
@@ -35,11 +36,12 @@ class Worker:
     """The parent's handle on one worker process, started (and warming up) as soon as it is made."""
 
     def __init__(self, warm_ups: Iterable[Callable[[], None]], jobs: int = 1, preload: tuple[str, ...] = ()) -> None:
-        """Start it: forked from this process's zygote where one may import `preload` first (core.runner.zygote),
+        """Start it: forked from this process's zygote where one may import `preload` first (core.spawn.zygote),
         else a fresh interpreter."""
         self.jobs_left = jobs  # the jobs it may still run before it exits (core.runner.pool.Pool.give_back)
         self.conn, child = Pipe()
-        self.proc: subprocess.Popen | zygote.Child = zygote.fork(preload, child) or self._fresh(child)
+        forked = zygote.start(preload, "core.runner.serve", (), child.fileno())
+        self.proc: subprocess.Popen | zygote.Child = forked or self._fresh(child)
         child.close()
         self.ready = False
         self._ready_lock = threading.Lock()  # the dispatcher and Runner.warm() may both wait for Ready

@@ -1,14 +1,16 @@
-"""A process that has imported TensorFlow once and forks each worker from there (Linux): a worker starts in
-milliseconds, where a fresh interpreter spent ~7 s of CPU importing TensorFlow (both cores of a small laptop).
+"""A process that has imported TensorFlow once and forks each program from there (Linux): `python -m MODULE` starts
+in milliseconds, where a fresh interpreter spent ~7 s of CPU importing TensorFlow (both cores of a small laptop).
 
 The fork comes after TensorFlow's import and before its first op: its runtime (thread pools, devices, CUDA's
 cuInit) starts in the child, as in a fresh interpreter. Not on macOS: a fork after Metal's framework has loaded
-(tensorflow-metal) is not safe there. A child gets the parent's environment and working folder at the fork; a
-zygote serves only a parent whose variables that imports read (IMPORT_ENV: TF_*, KERAS_HOME, PYTHONPATH...) are the
-ones it imported under. Otherwise, or if the zygote has died, a worker is a fresh interpreter.
+(tensorflow-metal) is not safe there. A child gets the parent's environment and working folder at the fork (or the
+ones given); a zygote serves only an environment whose variables that imports read (IMPORT_ENV: TF_*, KERAS_HOME,
+PYTHONPATH...) are the ones it imported under. Otherwise, or if the zygote has died, the program is a fresh
+interpreter.
 
-This is the parent's handle; the zygote's own side is core.runner.forker, what they say core.runner.protocol. The
-zygote exits when its parent does, and its children with it.
+This is the parent's handle: `start` (a program held as a Popen is) and `run` (one run to its end, as
+subprocess.run); the zygote's own side is core.spawn.forker, what they say core.spawn.messages. The zygote exits
+when its parent does, and its children with it.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ import sys
 import threading
 from collections import deque
 from multiprocessing import reduction
-from multiprocessing.connection import Connection, Pipe
+from multiprocessing.connection import Pipe
 from pathlib import Path
 
-from core.runner.protocol import Exited, Fork, Forked, Import, Kill
+from core.spawn.messages import Exited, Fork, Forked, Import, Kill
 
 ROOT = Path(__file__).resolve().parents[2]
 # What imports may read (TensorFlow, Keras, NumPy and where modules and libraries are found): a zygote serves a parent
@@ -46,7 +48,7 @@ def import_env(env: dict[str, str]) -> dict[str, str]:
 
 
 class Child:
-    """A worker forked by the zygote, held as a subprocess.Popen is: pid, poll(), wait(timeout), kill()."""
+    """A program forked by the zygote, held as a subprocess.Popen is: pid, poll(), wait(timeout), kill()."""
 
     def __init__(self, zygote: Zygote) -> None:
         self._zygote = zygote
@@ -67,7 +69,7 @@ class Child:
     def wait(self, timeout: float | None = None) -> int:
         with self._zygote.cond:
             if not self._zygote.cond.wait_for(lambda: self.returncode is not None, timeout):
-                raise subprocess.TimeoutExpired("worker", timeout or 0)
+                raise subprocess.TimeoutExpired("a forked program", timeout or 0)
             return self.returncode  # type: ignore[return-value]
 
     def kill(self) -> None:
@@ -93,15 +95,15 @@ class Zygote:
         self._children: dict[int, Child] = {}
         self.conn, theirs = Pipe()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.runner.forker", str(theirs.fileno())],
+            [sys.executable, "-m", "core.spawn.forker", str(theirs.fileno())],
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env=fresh_env(),
         )  # fmt: skip
         theirs.close()
         threading.Thread(target=self._read, name="zygote-reader", daemon=True).start()
 
-    def serves(self) -> bool:
-        """Whether a worker, with this process's environment now, may be forked here."""
-        return self.alive and import_env(dict(os.environ)) == self.env
+    def serves(self, env: dict[str, str] | None = None) -> bool:
+        """Whether a program with this environment (this process's now, by default) may be forked here."""
+        return self.alive and import_env(dict(os.environ) if env is None else env) == self.env
 
     def send(self, message: Kill) -> None:
         with self._sending:
@@ -111,8 +113,9 @@ class Zygote:
             except OSError:
                 pass  # the zygote has gone, and its children with it
 
-    def fork(self, modules: tuple[str, ...], worker_end: Connection) -> Child:
-        """A child that will serve worker_end (core.runner.serve), forked once the zygote has imported `modules`."""
+    def fork(self, modules: tuple[str, ...], fork: Fork, descriptors: tuple[int, ...]) -> Child:
+        """A child running `fork`'s program with `descriptors` (fork.pipe's, then fork.stdio's), forked once the
+        zygote has imported `modules`."""
         child = Child(self)
         with self._sending:
             with self.cond:
@@ -123,8 +126,9 @@ class Zygote:
                 if missing := tuple(m for m in modules if m not in self.modules):
                     self.conn.send(Import(missing))
                     self.modules.update(missing)
-                self.conn.send(Fork(dict(os.environ), os.getcwd()))
-                reduction.send_handle(self.conn, worker_end.fileno(), self.proc.pid)
+                self.conn.send(fork)
+                for fd in descriptors:
+                    reduction.send_handle(self.conn, fd, self.proc.pid)
             except OSError:
                 self._gone()
         return child
@@ -188,19 +192,84 @@ _zygote: Zygote | None = None  # the one forking now; one it replaced lives on w
 
 
 def available() -> bool:
-    """Whether workers may be forked on this machine (Linux, not turned off by TFDASH_ZYGOTE=0)."""
+    """Whether programs may be forked on this machine (Linux, not turned off by TFDASH_ZYGOTE=0)."""
     return sys.platform.startswith("linux") and os.environ.get(USE_ENV, "").strip() != "0"
 
 
-def fork(modules: tuple[str, ...], worker_end: Connection) -> Child | None:
-    """A child forked from this process's zygote, or None (start a fresh interpreter). A zygote starts with the first
-    worker, and again when this process's import environment has changed (the one before ends with its children)."""
+def _zygote_for(env: dict[str, str] | None) -> Zygote | None:
+    """This process's zygote, if it serves `env`. For this process's own import environment (env None, or one that
+    imports read the same) one is started, and started again when it has changed (the one before ends with its
+    children); for another, only one already serving it (else None: a fresh interpreter)."""
     global _zygote
-    if not modules or not available():
-        return None
     with _lock:
+        if env is not None and import_env(env) != import_env(dict(os.environ)):
+            return _zygote if _zygote is not None and _zygote.serves(env) else None
         if _zygote is None or not _zygote.serves():
             if _zygote is not None:
                 _zygote.retire()
             _zygote = Zygote()
-        return _zygote.fork(modules, worker_end)
+        return _zygote
+
+
+def start(preload: tuple[str, ...], module: str, args: tuple[str, ...], pipe: int) -> Child | None:
+    """`python -m module *args FD` forked from this process's zygote once it has imported `preload`, FD being its end
+    of `pipe` (a descriptor of this process); with this process's environment and folder now. None: start a fresh
+    interpreter instead (no preload, not available here)."""
+    if not preload or not available():
+        return None
+    zygote = _zygote_for(None)
+    return zygote.fork(preload, Fork(module, args, dict(os.environ), os.getcwd(), pipe=True), (pipe,))
+
+
+def run(
+    preload: tuple[str, ...],
+    module: str,
+    args: tuple[str, ...],
+    env: dict[str, str] | None = None,
+    cwd: str | Path | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess:
+    """`python -m module *args` run to its end, its output captured as text, as subprocess.run(capture_output=True,
+    text=True) does; forked from this process's zygote where it serves `env` (this process's environment by default),
+    else a fresh interpreter. TimeoutExpired after `timeout` s, the program killed."""
+    argv = [sys.executable, "-m", module, *args]
+    zygote = _zygote_for(env) if preload and available() else None
+    if zygote is not None:
+        where = str(cwd) if cwd is not None else os.getcwd()
+        fork = Fork(module, tuple(args), dict(os.environ) if env is None else dict(env), where, stdio=True)
+        (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
+        with open(os.devnull, "rb") as stdin:
+            child = zygote.fork(preload, fork, (stdin.fileno(), out_w, err_w))
+        os.close(out_w)
+        os.close(err_w)
+        if child.pid:
+            return _finish(child, argv, out_r, err_r, timeout)
+        os.close(out_r)  # the zygote died before it forked: a fresh interpreter then
+        os.close(err_r)
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def _finish(
+    child: Child, argv: list[str], out_r: int, err_r: int, timeout: float | None
+) -> subprocess.CompletedProcess:
+    """The forked program's output and code, as subprocess.run gives them."""
+    said: dict[int, bytes] = {}
+    readers = [threading.Thread(target=_read_all, args=(fd, said), daemon=True) for fd in (out_r, err_r)]
+    for reader in readers:
+        reader.start()
+    try:
+        code = child.wait(timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+        raise subprocess.TimeoutExpired(argv, timeout or 0) from None
+    finally:
+        for reader in readers:
+            reader.join()
+    text = {fd: said.get(fd, b"").decode(errors="replace") for fd in (out_r, err_r)}
+    return subprocess.CompletedProcess(argv, code, text[out_r], text[err_r])
+
+
+def _read_all(fd: int, said: dict[int, bytes]) -> None:
+    with open(fd, "rb") as stream:
+        said[fd] = stream.read()

@@ -1,8 +1,8 @@
-"""The zygote process's own side (`python -m core.runner.forker FD`): import the modules it is sent, fork a worker
-(core.runner.serve) on each Fork and say how each ended, until the parent goes.
+"""The zygote process's own side (`python -m core.spawn.forker FD`): import the modules it is sent, fork a child
+running `python -m MODULE ARGS` on each Fork and say how each ended, until the parent goes.
 
-Its parent holds it as a core.runner.zygote.Zygote; what they say is core.runner.protocol (Import, Fork with the worker's end
-of its pipe as a passed descriptor, and Kill; Forked and Exited back). A module of its own, so `python -m` runs it
+Its parent holds it as a core.spawn.zygote.Zygote; what they say is core.spawn.messages (Import, Fork with the
+child's descriptors passed after it, and Kill; Forked and Exited back). A module of its own, so `python -m` runs it
 without the package having imported it first (its messages would be classes of __main__).
 """
 
@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import ctypes
 import os
+import runpy
 import signal
 import sys
+import traceback
 from multiprocessing import reduction
 from multiprocessing.connection import Connection, wait
 
-from core.runner.protocol import Exited, Fork, Forked, Import, Kill
+from core.spawn.messages import Exited, Fork, Forked, Import, Kill
 
 _PR_SET_PDEATHSIG = 1
 
@@ -46,21 +48,47 @@ def _runtime_started() -> bool:
     return bool(started is not None and started._initialized)
 
 
-def _child(conn: Connection, wake: int, fd: int, fork: Fork, zygote_pid: int) -> None:
-    """In the forked child: die with the zygote, take the parent's environment, serve the worker's pipe."""
+def _child(conn: Connection, wakes: tuple[int, int], handles: list[int], fork: Fork, zygote_pid: int) -> None:
+    """In the forked child: die with the zygote, take the descriptors, environment and folder it was given, run the
+    program as `python -m` would, exit with its code."""
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != zygote_pid:
         os._exit(1)  # the zygote died before the line above
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    os.close(wake)
+    for fd in wakes:
+        os.close(fd)
     conn.close()
+    args = list(fork.args)
+    if fork.pipe:
+        args.append(str(handles.pop(0)))  # kept at the number it was received as: free in this process
+    if fork.stdio:
+        for target, handle in enumerate(handles):
+            os.dup2(handle, target)
+        for handle in handles:
+            if handle > 2:
+                os.close(handle)
     os.environ.clear()
     os.environ.update(fork.env)
     os.chdir(fork.cwd)
-    from core.runner import serve
-
-    serve.main(fd)  # never returns: os._exit
+    sys.path[0] = os.getcwd()  # as `python -m` begins its path: with the folder it runs in
+    sys.argv = [fork.module, *args]
+    code = 0
+    try:
+        runpy.run_module(fork.module, run_name="__main__", alter_sys=True)
+    except SystemExit as end:
+        code = end.code if isinstance(end.code, int) else (0 if end.code is None else 1)
+        if not isinstance(end.code, (int, type(None))):
+            print(end.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001 - as the interpreter does: the traceback on stderr, code 1
+        traceback.print_exc()
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)  # TensorFlow's threads can make a normal interpreter exit hang (as core.runner.serve ends)
 
 
 def _reap(conn: Connection, live: set[int]) -> None:
@@ -94,11 +122,14 @@ def main(fd: int) -> None:
                     continue
                 message = conn.recv()
                 if isinstance(message, Fork):
-                    handle = reduction.recv_handle(conn)
+                    handles = [reduction.recv_handle(conn) for _ in range(message.descriptors)]
+                    for stream in (sys.stdout, sys.stderr):
+                        stream.flush()  # nothing of the zygote's own written twice
                     pid = os.fork()
                     if pid == 0:
-                        _child(conn, wake, handle, message, me)
-                    os.close(handle)
+                        _child(conn, (wake, woken), handles, message, me)
+                    for handle in handles:
+                        os.close(handle)
                     live.add(pid)
                     conn.send(Forked(pid))
                 elif isinstance(message, Import):
