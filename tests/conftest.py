@@ -7,7 +7,6 @@ import fcntl
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -50,16 +49,13 @@ def wait_until(condition: Callable[[], object], timeout: float = 120.0, what: st
 
 
 def run_cli(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
-    """Run `python -m core ARGS` in a fresh interpreter, from the repository root."""
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "core", *args],
-        cwd=ROOT,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    """Run `python -m core ARGS` from the repository root, as the hardware check runs `devices`: forked from this
+    process's zygote (TensorFlow imported once, core.spawn.zygote), or a fresh interpreter where `env` changes what
+    imports read (KERAS_HOME...)."""
+    from core.engine.kinds import PRELOAD
+    from core.spawn import zygote
+
+    return zygote.run(PRELOAD, "core", args, env={**os.environ, **(env or {})}, cwd=ROOT, timeout=timeout)
 
 
 SHARED_WORKER_JOBS = 25  # jobs a shared worker runs before a fresh one takes over (its memory grows a little per job)
