@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from core.cli import main
 from core.config import DATASETS
 from core.history.importer import IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError, parse_run_file
-from core.history.schemas import EPOCH_V2
+from core.history.schemas import EPOCH_V2, MAX_LOSS
 from core.history.store import Store
 from core.results import EpochMetrics
 from tests.conftest import ROOT
@@ -157,8 +157,8 @@ EPOCH_BAD = {
     "epoch": st.one_of(st.integers().filter(lambda v: v < 1 or v > N), not_a_number, st.floats()),
     "train_accuracy": _outside(0, 1),
     "test_accuracy": _outside(0, 1),
-    "train_loss": _outside(0, 3.4e38),
-    "test_loss": _outside(0, 3.4e38),
+    "train_loss": _outside(0, MAX_LOSS),
+    "test_loss": _outside(0, MAX_LOSS),
     "train_seconds": _outside(0, 1e7),
     "eval_seconds": _outside(0, 1e7),
     "samples_per_second": _outside(0, 1e13),
