@@ -49,13 +49,21 @@ def wait_until(condition: Callable[[], object], timeout: float = 120.0, what: st
 
 
 def run_cli(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
-    """Run `python -m core ARGS` from the repository root, as the hardware check runs `devices`: forked from this
-    process's zygote (TensorFlow imported once, core.spawn.zygote), or a fresh interpreter where `env` changes what
-    imports read (KERAS_HOME...)."""
+    """Run `python -m core ARGS` from the repository root: forked from this process's zygote (TensorFlow imported
+    once, tests/forked.py), or a fresh interpreter where `env` changes what imports read (KERAS_HOME...)."""
     from core.engine.kinds import PRELOAD
-    from core.spawn import zygote
+    from tests import forked
 
-    return zygote.run(PRELOAD, "core", args, env={**os.environ, **(env or {})}, cwd=ROOT, timeout=timeout)
+    return forked.run(PRELOAD, "core", args, env={**os.environ, **(env or {})}, cwd=ROOT, timeout=timeout)
+
+
+def cli_process(*args: str, env: dict | None = None):
+    """`python -m core ARGS` running, from the repository root, held as subprocess.Popen(stdout=PIPE, stderr=PIPE,
+    text=True) holds one: forked as run_cli's are (tests/forked.py)."""
+    from core.engine.kinds import PRELOAD
+    from tests import forked
+
+    return forked.popen(PRELOAD, "core", args, env={**os.environ, **(env or {})}, cwd=ROOT)
 
 
 SHARED_WORKER_JOBS = 25  # jobs a shared worker runs before a fresh one takes over (its memory grows a little per job)

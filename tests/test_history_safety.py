@@ -18,7 +18,7 @@ import pytest
 from core.cli import main
 from core.history.importer import RunFileError, parse_run_file
 from core.history.store import Store, StoreError
-from tests.conftest import ROOT, run_cli, wait_until
+from tests.conftest import ROOT, cli_process, run_cli, wait_until
 from tests.sample_runs import make_result
 from tests.store_helpers import checkpoint, integrity_check
 from tests.test_sweep_store import make_sweep
@@ -199,9 +199,9 @@ def _try(fn, *args) -> str | None:
 def train_with_lock(tmp_path, release_after_epoch: int | None):
     """`train` in a real process while this process holds the history's write lock from its first line on."""
     db, out = tmp_path / "runs.sqlite3", tmp_path / "run.json"
-    env = {**os.environ, "TFDASH_LOCK_TIMEOUT": "1"}
-    argv = [sys.executable, "-m", "core", "train", *TINY, "--epochs", "3", "--db", str(db), "--json", str(out)]
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = cli_process(
+        "train", *TINY, "--epochs", "3", "--db", str(db), "--json", str(out), env={"TFDASH_LOCK_TIMEOUT": "1"}
+    )
     holder, stdout = None, []
     for line in proc.stdout:
         stdout.append(line)

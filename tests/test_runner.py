@@ -15,7 +15,7 @@ from core.config import TrainConfig
 from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
 from core.runner import Runner
-from tests.conftest import ROOT, wait_until
+from tests.conftest import ROOT, cli_process, wait_until
 from tests.store_helpers import integrity_check, records
 
 QUICK = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=50, epochs=2)
@@ -102,14 +102,10 @@ def test_cancel_during_an_epoch_stops_it_there_and_keeps_finished_epochs(recorde
 
 def test_a_cli_training_killed_mid_run_is_interrupted_with_its_epochs(tmp_path):
     db = tmp_path / "runs.sqlite3"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "core", "train", "--db", str(db), "--dataset", "synthetic", "--train-subset", "2000"]
-        + ["--batch-size", "1", "--model", "mlp", "--epochs", "100"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = cli_process(
+        "train", "--db", str(db), "--dataset", "synthetic", "--train-subset", "2000",
+        "--batch-size", "1", "--model", "mlp", "--epochs", "100",
+    )  # fmt: skip
     guard = threading.Timer(180, proc.kill)  # never hang the suite
     guard.start()
     try:

@@ -1,4 +1,5 @@
-"""Programs forked from a zygote that imported their modules once (core.spawn.zygote): real processes, real forks.
+"""Programs forked from a zygote that imported their modules once (core.spawn.zygote, and tests/forked.py, which runs
+one to its end): real processes, real forks.
 
 The jobs and programs here import nothing heavy (the zygote preloads `colorsys`, which nothing else here imports),
 so each test takes a second; the engine's own workers and the CLI (TensorFlow preloaded) run through the same paths
@@ -19,6 +20,7 @@ from core.runner.kind import Kind
 from core.runner.protocol import Exit, Hello
 from core.spawn import zygote
 from core.spawn.messages import Fork
+from tests import forked
 from tests.conftest import ROOT, wait_until
 
 PRELOADED = "colorsys"
@@ -136,7 +138,7 @@ SAYS = "tests.data.says"
 
 def test_run_captures_a_forked_programs_output_code_environment_and_folder(tmp_path):
     env = dict(os.environ, TFDASH_ZYGOTE_TEST="given")
-    done = zygote.run((PRELOADED,), SAYS, ("7", "two words"), env=env, cwd=tmp_path, timeout=60)
+    done = forked.run((PRELOADED,), SAYS, ("7", "two words"), env=env, cwd=tmp_path, timeout=60)
     assert done.returncode == 7
     said = dict(line.split("=", 1) for line in done.stdout.splitlines())
     assert said == {
@@ -148,11 +150,11 @@ def test_run_captures_a_forked_programs_output_code_environment_and_folder(tmp_p
 
 
 def test_run_in_another_import_environment_is_a_fresh_interpreter_and_a_timeout_kills_the_program(tmp_path):
-    zygote.run((PRELOADED,), SAYS, ("0",), cwd=ROOT, timeout=60)  # this process's zygote exists
+    forked.run((PRELOADED,), SAYS, ("0",), cwd=ROOT, timeout=60)  # this process's zygote exists
     env = dict(os.environ, KERAS_HOME=str(tmp_path), PYTHONPATH=str(ROOT))  # read when keras is imported
-    done = zygote.run((PRELOADED,), SAYS, ("0",), env=env, cwd=ROOT, timeout=60)
+    done = forked.run((PRELOADED,), SAYS, ("0",), env=env, cwd=ROOT, timeout=60)
     assert "preloaded=False" in done.stdout and done.returncode == 0  # a fresh interpreter imported nothing more
     began = os.times().elapsed
     with pytest.raises(subprocess.TimeoutExpired):
-        zygote.run((PRELOADED,), SAYS, ("sleep",), cwd=ROOT, timeout=1)
+        forked.run((PRELOADED,), SAYS, ("sleep",), cwd=ROOT, timeout=1)
     assert os.times().elapsed - began < 30  # killed, not waited for

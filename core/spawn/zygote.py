@@ -8,8 +8,8 @@ ones given); a zygote serves only an environment whose variables that imports re
 PYTHONPATH...) are the ones it imported under. Otherwise, or if the zygote has died, the program is a fresh
 interpreter.
 
-This is the parent's handle: `start` (a program held as a Popen is) and `run` (one run to its end, as
-subprocess.run); the zygote's own side is core.spawn.forker, what they say core.spawn.messages. The zygote exits
+This is the parent's handle (`start` a program, held as a Popen is; tests/forked.py runs one to its end, as
+subprocess.run does); the zygote's own side is core.spawn.forker, what they say core.spawn.messages. The zygote exits
 when its parent does, and its children with it.
 """
 
@@ -196,7 +196,7 @@ def available() -> bool:
     return sys.platform.startswith("linux") and os.environ.get(USE_ENV, "").strip() != "0"
 
 
-def _zygote_for(env: dict[str, str] | None) -> Zygote | None:
+def serving(env: dict[str, str] | None) -> Zygote | None:
     """This process's zygote, if it serves `env`. For this process's own import environment (env None, or one that
     imports read the same) one is started, and started again when it has changed (the one before ends with its
     children); for another, only one already serving it (else None: a fresh interpreter)."""
@@ -217,59 +217,5 @@ def start(preload: tuple[str, ...], module: str, args: tuple[str, ...], pipe: in
     interpreter instead (no preload, not available here)."""
     if not preload or not available():
         return None
-    zygote = _zygote_for(None)
+    zygote = serving(None)
     return zygote.fork(preload, Fork(module, args, dict(os.environ), os.getcwd(), pipe=True), (pipe,))
-
-
-def run(
-    preload: tuple[str, ...],
-    module: str,
-    args: tuple[str, ...],
-    env: dict[str, str] | None = None,
-    cwd: str | Path | None = None,
-    timeout: float | None = None,
-) -> subprocess.CompletedProcess:
-    """`python -m module *args` run to its end, its output captured as text, as subprocess.run(capture_output=True,
-    text=True) does; forked from this process's zygote where it serves `env` (this process's environment by default),
-    else a fresh interpreter. TimeoutExpired after `timeout` s, the program killed."""
-    argv = [sys.executable, "-m", module, *args]
-    zygote = _zygote_for(env) if preload and available() else None
-    if zygote is not None:
-        where = str(cwd) if cwd is not None else os.getcwd()
-        fork = Fork(module, tuple(args), dict(os.environ) if env is None else dict(env), where, stdio=True)
-        (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
-        with open(os.devnull, "rb") as stdin:
-            child = zygote.fork(preload, fork, (stdin.fileno(), out_w, err_w))
-        os.close(out_w)
-        os.close(err_w)
-        if child.pid:
-            return _finish(child, argv, out_r, err_r, timeout)
-        os.close(out_r)  # the zygote died before it forked: a fresh interpreter then
-        os.close(err_r)
-    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
-
-
-def _finish(
-    child: Child, argv: list[str], out_r: int, err_r: int, timeout: float | None
-) -> subprocess.CompletedProcess:
-    """The forked program's output and code, as subprocess.run gives them."""
-    said: dict[int, bytes] = {}
-    readers = [threading.Thread(target=_read_all, args=(fd, said), daemon=True) for fd in (out_r, err_r)]
-    for reader in readers:
-        reader.start()
-    try:
-        code = child.wait(timeout)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait()
-        raise subprocess.TimeoutExpired(argv, timeout or 0) from None
-    finally:
-        for reader in readers:
-            reader.join()
-    text = {fd: said.get(fd, b"").decode(errors="replace") for fd in (out_r, err_r)}
-    return subprocess.CompletedProcess(argv, code, text[out_r], text[err_r])
-
-
-def _read_all(fd: int, said: dict[int, bytes]) -> None:
-    with open(fd, "rb") as stream:
-        said[fd] = stream.read()
