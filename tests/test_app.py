@@ -43,7 +43,9 @@ def page(view: str = "Train", at: AppTest | None = None) -> AppTest:
     if at is None:
         hw = hardware_check.wait(PROBE_WAIT_S)
         assert hw.state == hardware_check.READY, hw.message
-        at = AppTest.from_file(APP, default_timeout=30)
+        # A ceiling, not a timing: a process's first page imports the UI's libraries, and a CI run once took over 30 s
+        # for it while the browser tests' server trained beside it on the 2 cores.
+        at = AppTest.from_file(APP, default_timeout=90)
         # This machine's page on `make run` (no token): the presenter. AppTest has no client address.
         at.session_state[access.KEY] = access.check(None, None, None)
         at.run()
