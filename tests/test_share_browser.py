@@ -105,12 +105,12 @@ def test_the_viewer_watches_and_the_presenter_runs_and_stops(shared, browser, fa
     for key in ("run", "stop"):
         expect(button(viewer, key)).to_be_disabled()
     expect(button(presenter, "run")).to_be_enabled(timeout=120_000)  # once the workers wait ready
-
+    wait_until_idle(presenter)  # Run's rerun over: a value typed during it can be lost with it
     # An out-of-range Epochs is said, and keeps Run off: never a silent, older value.
     epochs = presenter.get_by_role("spinbutton", name="Epochs")
     epochs.fill("1000000")
     epochs.press("Enter")
-    expect(presenter.get_by_text("epochs must be from 1 to 1000, not 1000000.")).to_be_visible(timeout=10_000)
+    expect(presenter.get_by_text("epochs must be from 1 to 1000, not 1000000.")).to_be_visible(timeout=30_000)
     expect(button(presenter, "run")).to_be_disabled()
     preset(presenter, "The tutorial")  # softmax on Fashion-MNIST, on CPU
     wait_until_idle(presenter)
