@@ -37,7 +37,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.idle_pages import CLK_TCK, Failed, free_port, process_ticks, say, streamlit_command, wait_healthy  # noqa: E402
+from bench.idle_pages import (  # noqa: E402
+    CLK_TCK,
+    Failed,
+    free_port,
+    process_ticks,
+    say,
+    streamlit_command,
+    thread_ticks,
+    wait_healthy,
+)
 from core.history.store import Store  # noqa: E402
 from tests import st_client  # noqa: E402
 
@@ -97,6 +106,7 @@ def phase(seconds: float, store: Store, presenter: st_client.Session, pid: int) 
     """One phase: the epochs it covered, the server's CPU in cores, and the presenter's page as a browser's: its live
     fragment at the server's interval, and a whole draw (a reload, say) every RENDER_EVERY_S, timed."""
     began, first, ticks, own = time.monotonic(), epochs_done(store) + 1, process_ticks(pid), process_ticks(os.getpid())
+    loop = thread_ticks(pid).get(pid, ("", 0))[1]  # the main thread: Tornado's event loop, at the run's priority
     renders, last_render = [], began
     while time.monotonic() - began < seconds:
         if time.monotonic() - last_render >= RENDER_EVERY_S:
@@ -108,6 +118,7 @@ def phase(seconds: float, store: Store, presenter: st_client.Session, pid: int) 
     elapsed = time.monotonic() - began
     return {"epochs": (first, epochs_done(store)), "renders": renders,
             "server_cores": (process_ticks(pid) - ticks) / CLK_TCK / elapsed,
+            "loop_cores": (thread_ticks(pid).get(pid, ("", 0))[1] - loop) / CLK_TCK / elapsed,
             "client_cores": (process_ticks(os.getpid()) - own) / CLK_TCK / elapsed}  # fmt: skip
 
 
@@ -198,6 +209,10 @@ def main() -> int:
         errors = [v.error for v in [*viewers, *watchers] if v.error]
         say(f"median step: A {ref * 1e3:.3f} ms ({len(reference)} calls), B {room * 1e3:.3f} ms ({len(loaded)} calls)")
         say(f"server CPU (cores): A {a1['server_cores']:.2f}, B {b['server_cores']:.2f}, A {a2['server_cores']:.2f}")
+        say(
+            f"of which the event loop (main thread): A {a1['loop_cores']:.2f}, B {b['loop_cores']:.2f}, "
+            f"A {a2['loop_cores']:.2f}"
+        )
         say(
             f"this bench's simulated clients' CPU (cores, at nice {CLIENT_NICE}): A {a1['client_cores']:.2f}, "
             f"B {b['client_cores']:.2f}, A {a2['client_cores']:.2f}"
