@@ -65,6 +65,7 @@ class Viewer(threading.Thread):
         self.opened = threading.Event()  # its page drawn whole once: it has arrived
         self.seen_stop: float | None = None
         self.runs, self.error = 0, None
+        self.messages, self.whole = 0, 0  # ForwardMsgs read in its reruns; reruns that drew the whole page
 
     def run(self) -> None:
         # A viewer's browser runs on another machine and costs this one nothing: its stand-in here yields to all.
@@ -80,8 +81,10 @@ class Viewer(threading.Thread):
             while not self.leave.is_set():
                 fragment, every = next(iter(page.fragments.items()), (None, 0.7))
                 time.sleep(every)
-                page.run(fragment=fragment, timeout=120)
+                done = page.run(fragment=fragment, timeout=120)
                 self.runs += 1
+                self.messages += done.messages
+                self.whole += not done.fragment
                 if self.stop_at and self.seen_stop is None and page.watch_seen is not None:
                     self.seen_stop = page.watch_seen - self.stop_at[0]
                     return
@@ -217,7 +220,11 @@ def main() -> int:
             f"this bench's simulated clients' CPU (cores, at nice {CLIENT_NICE}): A {a1['client_cores']:.2f}, "
             f"B {b['client_cores']:.2f}, A {a2['client_cores']:.2f}"
         )
-        say(f"viewer fragment reruns in B: {sum(v.runs for v in viewers)}; errors: {len(errors)} {errors[:2]}")
+        runs, whole = sum(v.runs for v in viewers), sum(v.whole for v in viewers)
+        say(
+            f"viewer fragment reruns in B: {runs} ({whole} of them drew the whole page); errors: {len(errors)} {errors[:2]}"
+        )
+        say(f"messages the server sent per viewer rerun in B: {sum(v.messages for v in viewers) / max(runs, 1):.1f}")
         say(f"room_step_slowdown: {room / ref:.2f}")
         say(f"presenter_render_s: {max(b['renders']):.2f} (the slowest of its {len(b['renders'])} whole draws in B)")
         if args.viewers:

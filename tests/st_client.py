@@ -38,6 +38,7 @@ class Run:
     fragment: bool = False  # a fragment's rerun, not the whole page
     buttons: dict[str, bool] = field(default_factory=dict)  # a button's key (its id's tail) -> disabled
     button_ids: dict[str, str] = field(default_factory=dict)  # a button's key -> its widget id
+    messages: int = 0  # ForwardMsgs read: what the server sent for this run (bench/room.py)
 
 
 class Session:
@@ -162,6 +163,7 @@ class Session:
 
     def _read(self, fwd: ForwardMsg, run: Run) -> bool:
         """Take in one ForwardMsg; True when it ends the run (script_finished)."""
+        run.messages += 1
         kind = fwd.WhichOneof("type")
         if kind == "new_session":  # every run of the script starts with one; a whole run draws the page afresh
             init = fwd.new_session.initialize
