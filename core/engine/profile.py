@@ -3,7 +3,7 @@ step and a cost per sample.
 
 seconds per step = fixed + batch x per_sample, from two points ("time the same step at two batch sizes to see the
 overhead": Horace He, Making Deep Learning Go Brrrr). One point is the run's own step at its batch, as its steady
-epochs timed it (core.why.step_pace); the other is timed here. The run's execution mode (ENGINES) builds its own
+epochs timed it (core.why.step_pace); the other is timed here. The run's execution mode (executions.REGISTRY) builds its own
 step at the other batch size for a throwaway model of the same layers, optimizer, precision and jit_compile, on the
 first rows of the run's training data, and trains a short epoch that traces (and with XLA compiles) it, after epoch
 1 (core.engine.training.measure_device). Then one round (a short epoch of it) is timed just before each steady
@@ -23,7 +23,7 @@ from dataclasses import replace
 from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine import models, timeline
-from core.engine.executions import ENGINES
+from core.engine.executions import REGISTRY
 from core.engine.job import Cancelled, never_stop
 from core.results import MAX_CALLS_PER_EPOCH
 
@@ -51,7 +51,7 @@ def other_batch(batch: int, flops_per_sample: float, floor_seconds: float | None
     return max(1, batch // FACTOR)
 
 
-def _engine(config: TrainConfig, data: datasets.Dataset, jit_compile: bool, batch: int, guess: float):
+def _execution(config: TrainConfig, data: datasets.Dataset, jit_compile: bool, batch: int, guess: float):
     """config's execution mode at `batch` on a fresh model and the first rows of the data, its step traced."""
     # Never more rows than the data has: a run of a few hundred samples profiles on fewer steps.
     steps = max(2, min(max(MIN_STEPS, min(MAX_STEPS, math.ceil(ROUND_SECONDS / guess))), len(data.x_train) // batch))
@@ -60,21 +60,21 @@ def _engine(config: TrainConfig, data: datasets.Dataset, jit_compile: bool, batc
                              data.source)  # fmt: skip
     probe_config = replace(config, batch_size=batch, train_subset=rows, epochs=1)
     model = models.build(config.model, config.hidden_units, config.precision)
-    engine = ENGINES[config.execution](probe_config, model, small, jit_compile)
-    _epoch(engine)  # the first call traces (and with XLA compiles): not counted
-    return engine
+    execution = REGISTRY[config.execution](probe_config, model, small, jit_compile)
+    _epoch(execution)  # the first call traces (and with XLA compiles): not counted
+    return execution
 
 
-def _epoch(engine, should_stop=never_stop) -> list[float]:
-    """One epoch of the engine: the seconds per step of each of its calls after the first (which may hold set-up),
+def _epoch(execution, should_stop=never_stop) -> list[float]:
+    """One epoch of the execution: the seconds per step of each of its calls after the first (which may hold set-up),
     cut from its marks as the run's own calls are (core.engine.timeline), so both points come from one estimator."""
-    engine.prepare_epoch()
+    execution.prepare_epoch()
     began = time.perf_counter()
-    engine.train_epoch(should_stop)
+    execution.train_epoch(should_stop)
     ended = time.perf_counter()
-    calls = timeline.call_points(engine.marks, began, 0.0, 0, engine.config.batch_size, MAX_CALLS_PER_EPOCH)
+    calls = timeline.call_points(execution.marks, began, 0.0, 0, execution.config.batch_size, MAX_CALLS_PER_EPOCH)
     paces = [c.call_seconds / c.steps for c in calls[1:] if c.steps > 0 and c.call_seconds > 0]
-    return paces or [(ended - began) / engine.steps]  # one execution per epoch: the whole epoch
+    return paces or [(ended - began) / execution.steps]  # one execution per epoch: the whole epoch
 
 
 # bench/why.py sets this to also time a throwaway step at the run's own batch in each round: how closely the profile's
@@ -91,7 +91,7 @@ class Rounds:
         device scope (or strategy scope), before the run's seed is set: the throwaway model draws its own weights."""
         self.batch = other_batch(config.batch_size, flops_per_sample, floor_seconds, len(data.x_train))
         batches = [self.batch] + ([config.batch_size] if ALSO_OWN_BATCH else [])
-        self._engines = {b: _engine(config, data, jit_compile, b, guess_step(b, flops_per_sample, floor_seconds))
+        self._executions = {b: _execution(config, data, jit_compile, b, guess_step(b, flops_per_sample, floor_seconds))
                          for b in batches}  # fmt: skip
         self.seconds: dict[int, list[float]] = {b: [] for b in batches}  # each round's median call's seconds per step
         self._paces: dict[int, list[float]] = {b: [] for b in batches}  # every call's, over the rounds
@@ -100,18 +100,18 @@ class Rounds:
     def time(self, should_stop=never_stop) -> None:
         """Time one round (untimed for the run: call outside its timed epochs); none after MOST_ROUNDS. A stop raises
         Cancelled."""
-        if len(self.seconds[self.batch]) >= MOST_ROUNDS or not self._engines:
+        if len(self.seconds[self.batch]) >= MOST_ROUNDS or not self._executions:
             return
         began = time.perf_counter()
         try:
-            for b, engine in self._engines.items():
-                paces = _epoch(engine, should_stop)
+            for b, execution in self._executions.items():
+                paces = _epoch(execution, should_stop)
                 self._paces[b] += paces
                 self.seconds[b].append(statistics.median(paces))
         except Cancelled:
             raise
         except Exception:  # noqa: BLE001 - a failed round ends the rounds, never the run
-            self._engines = {}
+            self._executions = {}
         self.round_seconds += time.perf_counter() - began
 
     def info(self) -> dict:

@@ -12,6 +12,5 @@ from core.engine.executions.fit import KerasFit, KerasFitSpe
 from core.engine.executions.loop import MultiStepLoop
 
 REGISTRY: dict[str, type[Execution]] = {cls.name: cls for cls in (KerasFit, KerasFitSpe, MultiStepLoop)}
-ENGINES = REGISTRY  # the old name, still read by core.engine.profile (issue18why's file): drop it once that moves
 
-__all__ = ["ENGINES", "REGISTRY", "Execution", "jit_compile_for", "make_optimizer"]
+__all__ = ["REGISTRY", "Execution", "jit_compile_for", "make_optimizer"]
