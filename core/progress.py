@@ -10,7 +10,7 @@ from __future__ import annotations
 from core.i18n import N_, _, ngettext
 
 PLURALS = {"epoch": "epochs", "point": "points"}
-# Per unit: (one, many) of a count, the item in progress (of a total, and without), and "stopped before the first".
+# Per unit: (one, many) of a count, the item in progress (of a total, and without), and "stopped before/during the first".
 COUNTS = {"epoch": lambda n: ngettext("{n} epoch", "{n} epochs", n),
           "point": lambda n: ngettext("{n} point", "{n} points", n)}  # fmt: skip
 OF_TOTAL = {"epoch": lambda n: ngettext("{done} of {total} epoch", "{done} of {total} epochs", n),
@@ -18,6 +18,7 @@ OF_TOTAL = {"epoch": lambda n: ngettext("{done} of {total} epoch", "{done} of {t
 IN_PROGRESS = {"epoch": (N_("epoch {n}"), N_("epoch {n} of {total}")),
                "point": (N_("point {n}"), N_("point {n} of {total}"))}  # fmt: skip
 BEFORE_FIRST = {"epoch": N_("stopped before epoch 1"), "point": N_("stopped before point 1")}
+DURING_FIRST = {"epoch": N_("stopped during epoch 1"), "point": N_("stopped during point 1")}
 
 
 def plural(unit: str, count: int) -> str:
@@ -45,8 +46,9 @@ def finished(unit: str, done: int, total: int | None) -> str:
     return OF_TOTAL[unit](total).format(done=done, total=total)
 
 
-def state_words(state: str, unit: str, done: int, total: int | None) -> str:
-    """A job's state in a few words: 'next', 'epoch 3 of 10', 'done, 10 epochs', 'stopped after 3 of 10 epochs'."""
+def state_words(state: str, unit: str, done: int, total: int | None, began: bool = False) -> str:
+    """A job's state in a few words: 'next', 'epoch 3 of 10', 'done, 10 epochs', 'stopped after 3 of 10 epochs'.
+    `began`: its first item had started (a stop then came during it, not before it)."""
     if state == "queued":
         return _("next")
     if state == "running":
@@ -56,7 +58,8 @@ def state_words(state: str, unit: str, done: int, total: int | None) -> str:
     if state == "cancelled":
         if done:
             return _("stopped after {count}").format(count=finished(unit, done, total))
-        return _(BEFORE_FIRST[unit]) if unit in BEFORE_FIRST else f"stopped before {unit} 1"
+        first = DURING_FIRST if began else BEFORE_FIRST
+        return _(first[unit]) if unit in first else f"stopped {'during' if began else 'before'} {unit} 1"
     return status_words(state)  # failed, interrupted: the error sentence says why
 
 

@@ -17,6 +17,7 @@ from core.history.store import Store, attach
 from core.runner import Runner
 from tests.conftest import ROOT, cli_process, wait_until
 from tests.store_helpers import integrity_check, records
+from ui import live
 
 QUICK = TrainConfig(dataset="synthetic", train_subset=1000, batch_size=50, epochs=2)
 # Batch 1 makes an epoch of 1,000-2,000 samples last a few tenths of a second on a laptop core.
@@ -98,6 +99,18 @@ def test_cancel_during_an_epoch_stops_it_there_and_keeps_finished_epochs(recorde
     assert stored.epochs == kept and [m.epoch for m in stored.epochs] == list(range(1, len(final.items) + 1))
     assert store.get(queued) is None  # never started, so nothing to keep
     assert not runner.cancel(running)  # already over
+    assert final.began and not runner.status(queued).began
+
+
+def test_a_run_stopped_during_epoch_1_says_so(recorded):
+    runner, _ = recorded()
+    # 20,000 steps of batch 1: epoch 1 lasts seconds, and its first call is told at once (core.engine.training).
+    run_id = runner.submit(TrainConfig(dataset="synthetic", train_subset=20000, batch_size=1, model="mlp", epochs=3))
+    wait_until(lambda: runner.status(run_id).in_progress is not None, what="epoch 1's first call")
+    assert runner.cancel(run_id)
+    final = runner.wait(run_id, timeout=60)
+    assert final.state == "cancelled" and final.began and final.done == 0
+    assert live.status_line([final], ["CPU"], None) == "CPU: stopped during epoch 1"
 
 
 def test_a_cli_training_killed_mid_run_is_interrupted_with_its_epochs(tmp_path):

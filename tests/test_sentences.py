@@ -33,5 +33,12 @@ def test_a_stopped_run_is_stopped_on_every_view():
     assert progress.status_words("completed") == "completed"
 
 
+def test_a_run_stopped_in_its_first_epoch_says_during_not_before():
+    assert progress.state_words("cancelled", "epoch", 0, 10) == "stopped before epoch 1"  # queued, or setting up
+    assert progress.state_words("cancelled", "epoch", 0, 10, began=True) == "stopped during epoch 1"
+    assert progress.state_words("cancelled", "point", 0, 4, began=True) == "stopped during point 1"
+    assert progress.state_words("cancelled", "epoch", 2, 10, began=True) == "stopped after 2 of 10 epochs"
+
+
 def test_two_runs_on_one_device_before_epoch_2_are_told_what_is_missing():
     assert "device" not in compare.NEEDS and "epoch 2" in compare.NEEDS

@@ -82,7 +82,7 @@ def status_line(
         return _("Waiting: another session is {doing}.").format(doing=doing(current))
     parts = []
     for s, label in zip(jobs, labels, strict=True):
-        words = progress.state_words(s.state, s.unit, s.done, s.total)
+        words = progress.state_words(s.state, s.unit, s.done, s.total, s.began)
         said = _("{label}: {words} (stopping…)") if stopping and s.state == "running" else _("{label}: {words}")
         parts.append(said.format(label=label, words=words))
     if current is not None and current.run_id not in mine:

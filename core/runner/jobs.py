@@ -62,6 +62,7 @@ class Job:
             in_progress=self.in_progress if self.state == "running" else None,
             note=self.note,
             group=self.group or (self.run_id,),
+            began=bool(self.items) or self.in_progress is not None,
         )
 
 
@@ -83,6 +84,7 @@ class JobStatus:
     in_progress: Any = None  # while running: the epoch still training and its calls so far (EpochInProgress)
     note: str | None = None  # what the history does not hold yet (core.history.recorder), or None
     group: tuple[str, ...] = ()  # the run ids submitted with it, in order (itself included)
+    began: bool = False  # its first item had started: epoch 1 had a call timed (a sweep tells only finished points)
 
     def describe(self) -> str:
         """'queued (position 2)', 'running (epoch 3 of 10)', 'running (point 2 of 5)', 'completed', ..."""
