@@ -216,6 +216,21 @@ def streamlit_command(app_dir: Path) -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "streamlit"]
 
 
+def stop_server(proc: subprocess.Popen) -> None:
+    """End a server started in its own process group: SIGTERM, then SIGKILL if it outlasts 15 s."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(15)
+    except (subprocess.TimeoutExpired, ProcessLookupError):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(10)
+
+
 def wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -485,16 +500,7 @@ def main() -> int:
                     closer()
             except Exception:  # noqa: BLE001
                 pass
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(15)
-            except (subprocess.TimeoutExpired, ProcessLookupError):
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait(10)
+        stop_server(proc)
         log.close()
         if status == 0:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -43,6 +43,7 @@ from bench.idle_pages import (  # noqa: E402
     free_port,
     process_ticks,
     say,
+    stop_server,
     streamlit_command,
     thread_ticks,
     wait_healthy,
@@ -226,7 +227,12 @@ def main() -> int:
         )
         say(f"messages the server sent per viewer rerun in B: {sum(v.messages for v in viewers) / max(runs, 1):.1f}")
         say(f"room_step_slowdown: {room / ref:.2f}")
-        say(f"presenter_render_s: {max(b['renders']):.2f} (the slowest of its {len(b['renders'])} whole draws in B)")
+        if b["renders"]:
+            say(
+                f"presenter_render_s: {max(b['renders']):.2f} (the slowest of its {len(b['renders'])} whole draws in B)"
+            )
+        else:  # phases shorter than the presenter's 5 s redraw
+            say("presenter_render_s: none (the presenter's page was not drawn whole in B: give --seconds 6 or more)")
         if args.viewers:
             missing = sum(s is None for s in seen)
             worst = max((s for s in seen if s is not None), default=float("nan"))
@@ -241,11 +247,7 @@ def main() -> int:
     except (Failed, TimeoutError, st_client.Refused) as err:
         say(f"FAILED: {err}. Server log: {tmp / 'streamlit.log'}")
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(20)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
+        stop_server(proc)
         log.close()
         if status == 0:
             shutil.rmtree(tmp, ignore_errors=True)
