@@ -91,9 +91,10 @@ def warmup_layers(points: pd.DataFrame, x: alt.X, note: str) -> list[alt.Chart]:
     band = pd.DataFrame({"start": [0.0], "end": [float(first.max())], "note": [_("warm-up: {note}").format(note=note)]})
     at = alt.X("start:Q", title=x.to_dict().get("title"))  # the race's own x scale and title (layers share them)
     shade = alt.Chart(band).mark_rect(color=WARMUP_BAND, opacity=0.45).encode(x=at, x2="end:Q")
+    # At the band's foot: its top is where the target's label stands once the runs near it (they start low, clipped).
     note = (
         alt.Chart(band)
-        .mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=15, color=INK)
-        .encode(x=at, y=alt.value(0), text="note:N")
+        .mark_text(align="left", baseline="bottom", dx=4, dy=-4, fontSize=15, color=INK)
+        .encode(x=at, y=alt.value({"expr": "height"}), text="note:N")
     )
     return [shade, note]
