@@ -1,18 +1,19 @@
 """What a room of viewers costs the run it measures: N simulated viewer sessions against one run from the presenter's page.
 
-    .venv/bin/python bench/room.py --viewers 30 [--seconds 20] [--app-dir DIR]
+    .venv/bin/python bench/room.py --viewers 30 [--seconds 8] [--rounds 3] [--app-dir DIR]
 
 The server is started as `make share` serves it (app.py, or streamlit_app.py in a checkout from before it, with a
 presenter token in its environment) on a free local port, with a throw-away history. A presenter session (a raw
 websocket client speaking Streamlit's protocol: tests/st_client.py) presses "The tutorial", sets 1,000 epochs and
-presses Run. Then, in that one run: phase A with no viewer, phase B with N viewer sessions, each of which opens the
-page and then reruns its live fragment at the interval the server asks for, as a browser's page does, and phase A
-again. Phase B begins once every viewer's page has been drawn whole (the room's arrival, a one-off, is timed and
-left out). The presenter's page ticks as a browser's does, and is drawn whole every 5 s. Then, watched by a room of
-the same size again, the presenter presses Stop.
+presses Run. Then N viewer sessions open the page (the room's arrival, a one-off, is timed and left out), and the run
+alternates, --rounds times, between phase A, in which the room asks for nothing (its pages open, as hidden tabs),
+and phase B, in which each viewer reruns its live fragment at the interval the server asks for, as a browser's page
+does; A comes first and last (A B A B A B A with 3 rounds), so a drift of the machine's speed during the run weighs
+on both alike. The presenter's page ticks as a browser's does throughout, and is drawn whole every 5 s. Then,
+watched by a room of the same size again, the presenter presses Stop.
 
-Prints, from the run's own per-call points (seconds per optimizer step, epoch 1 left out), the median step in A
-(both A phases) and in B, and:
+Prints, from the run's own per-call points (seconds per optimizer step; the epoch a phase began in, and epoch 1,
+left out), the median step in A (every A phase) and in B, each B phase against the A phases beside it, and:
   room_step_slowdown: B's median step over A's (1.00: the room costs the run nothing)
   presenter_render_s: the seconds of the slowest of the presenter's whole-page draws during B
   stop_seen_s: seconds from Stop until every viewer's page says the run was stopped by the presenter
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import shutil
 import signal
 import statistics
@@ -50,6 +52,7 @@ from bench.idle_pages import (  # noqa: E402
 )
 from core.history.store import Store  # noqa: E402
 from tests import st_client  # noqa: E402
+from ui.priority import GONE_S  # noqa: E402
 
 TOKEN = "room-bench-presenter-token-0123456789abcdef"
 STOPPED = "stopped by the presenter"
@@ -60,9 +63,10 @@ RENDER_EVERY_S = 5.0  # the presenter's page drawn whole (and timed) this often;
 class Viewer(threading.Thread):
     """One viewer's page: open it, then rerun its live fragment at the server's interval until told to leave."""
 
-    def __init__(self, url: str, leave: threading.Event, stop_at: list[float]):
+    def __init__(self, url: str, leave: threading.Event, stop_at: list[float], talk: threading.Event | None = None):
         super().__init__(daemon=True)
         self.url, self.leave, self.stop_at = url, leave, stop_at
+        self.talk = talk  # cleared: the page asks for nothing (phase A), as a hidden tab; None: it always ticks
         self.opened = threading.Event()  # its page drawn whole once: it has arrived
         self.seen_stop: float | None = None
         self.runs, self.error = 0, None
@@ -79,10 +83,16 @@ class Viewer(threading.Thread):
             page.watch = STOPPED  # seen when a delta says it, as a browser draws it, not when the run ends
             page.run(timeout=120)
             self.opened.set()
+            took = 0.0  # the last rerun's seconds: the browser's next auto-rerun was sent while it ran
             while not self.leave.is_set():
                 fragment, every = next(iter(page.fragments.items()), (None, 0.7))
-                time.sleep(every)
+                if self.talk is not None and not self.talk.is_set():
+                    self.talk.wait()  # set again for phase B, or to leave
+                    time.sleep(random.uniform(0, every))  # a room's ticks are spread, not one burst
+                    continue
+                time.sleep(max(0.0, every - took))  # a browser's timer fires every interval, run or not
                 done = page.run(fragment=fragment, timeout=120)
+                took = done.seconds
                 self.runs += 1
                 self.messages += done.messages
                 self.whole += not done.fragment
@@ -109,16 +119,17 @@ def epochs_done(store: Store) -> int:
 def phase(seconds: float, store: Store, presenter: st_client.Session, pid: int) -> dict:
     """One phase: the epochs it covered, the server's CPU in cores, and the presenter's page as a browser's: its live
     fragment at the server's interval, and a whole draw (a reload, say) every RENDER_EVERY_S, timed."""
-    began, first, ticks, own = time.monotonic(), epochs_done(store) + 1, process_ticks(pid), process_ticks(os.getpid())
+    # The epoch in progress when it begins is partly the previous phase's: the phase's own epochs are those after it.
+    began, first, ticks, own = time.monotonic(), epochs_done(store) + 2, process_ticks(pid), process_ticks(os.getpid())
     loop = thread_ticks(pid).get(pid, ("", 0))[1]  # the main thread: Tornado's event loop, at the run's priority
-    renders, last_render = [], began
+    renders, last_render, took = [], began, 0.0
     while time.monotonic() - began < seconds:
         if time.monotonic() - last_render >= RENDER_EVERY_S:
             renders.append(presenter.run(timeout=120).seconds)
             last_render = time.monotonic()
         fragment, every = next(iter(presenter.fragments.items()), (None, 0.7))
-        time.sleep(every)
-        presenter.run(fragment=fragment, timeout=120)
+        time.sleep(max(0.0, every - took))
+        took = presenter.run(fragment=fragment, timeout=120).seconds
     elapsed = time.monotonic() - began
     return {"epochs": (first, epochs_done(store)), "renders": renders,
             "server_cores": (process_ticks(pid) - ticks) / CLK_TCK / elapsed,
@@ -129,9 +140,14 @@ def phase(seconds: float, store: Store, presenter: st_client.Session, pid: int) 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--viewers", type=int, default=30)
-    ap.add_argument("--seconds", type=float, default=20.0, help="length of each phase")
+    ap.add_argument("--seconds", type=float, default=8.0, help="length of each phase, in seconds")
+    ap.add_argument("--rounds", type=int, default=3, help="B phases, each between two A phases")
     ap.add_argument("--app-dir", type=Path, default=ROOT, help="the checkout to serve (default: this one)")
     args = ap.parse_args()
+    if not 1 <= args.seconds < GONE_S:  # a page asking for nothing longer than GONE_S leaves the room (ui.priority)
+        ap.error(f"--seconds must be at least 1 and under {GONE_S:.0f}, not {args.seconds:g}")
+    if args.rounds < 1:
+        ap.error(f"--rounds must be 1 or more, not {args.rounds}")
     app_dir = args.app_dir.resolve()
     entry = "app.py" if (app_dir / "app.py").is_file() else "streamlit_app.py"
     tmp = Path(tempfile.mkdtemp(prefix="room-"))
@@ -169,24 +185,29 @@ def main() -> int:
                 raise Failed("the run did not reach epoch 3 within 240 s")
             time.sleep(0.5)
         run_id = store.history()[0].run_id
-        say(f"run {run_id}: training; phase A, no viewer")
-        a1 = phase(args.seconds, store, presenter, proc.pid)
-        leave, stop_at = threading.Event(), []
-        viewers = [Viewer(url, leave, stop_at) for _ in range(args.viewers)]
+        leave, stop_at, talk = threading.Event(), [], threading.Event()
+        viewers = [Viewer(url, leave, stop_at, talk) for _ in range(args.viewers)]
         arriving = time.monotonic()
         for v in viewers:
             v.start()
             time.sleep(0.05)  # a room arriving, not one burst
-        for v in viewers:  # the room's arrival (a whole page each) is a one-off: B measures the room once it is in
+        for v in viewers:  # the room's arrival (a whole page each) is a one-off: the phases measure the room once in
             v.opened.wait(120)
-        say(f"the room arrived (every page drawn whole once) in {time.monotonic() - arriving:.1f} s")
-        say(f"phase B, {args.viewers} viewers")
-        b = phase(args.seconds, store, presenter, proc.pid)
-        say("phase A again, the viewers gone")
+        say(
+            f"run {run_id}: training; the room arrived (every page drawn whole once) in {time.monotonic() - arriving:.1f} s"
+        )
+        phases: list[tuple[str, dict]] = []
+        for name in "A" + "BA" * args.rounds:
+            talk.set() if name == "B" else talk.clear()
+            phases.append((name, phase(args.seconds, store, presenter, proc.pid)))
+            say(f"phase {name} ({'the room ticking' if name == 'B' else 'the room asking for nothing'}): "
+                f"epochs {phases[-1][1]['epochs'][0]}-{phases[-1][1]['epochs'][1]}")  # fmt: skip
         leave.set()
+        talk.set()
         for v in viewers:
             v.join(60)
-        a2 = phase(args.seconds, store, presenter, proc.pid)
+        if store.history()[0].status != "running":
+            raise Failed("the run ended before the last phase did: give fewer --seconds or --rounds")
         # Stop, watched by a fresh room of the same size: how soon does every page say so?
         leave.clear()
         watchers = [Viewer(url, leave, stop_at) for _ in range(args.viewers)]
@@ -204,22 +225,34 @@ def main() -> int:
         for v in watchers:
             v.join(60)
         leave.set()
-        reference = steps_in(store, run_id, a1["epochs"]) + steps_in(store, run_id, a2["epochs"])
-        loaded = steps_in(store, run_id, b["epochs"])
+        steps = [steps_in(store, run_id, ph["epochs"]) for _, ph in phases]
+        reference = [x for (name, _), xs in zip(phases, steps, strict=True) if name == "A" for x in xs]
+        loaded = [x for (name, _), xs in zip(phases, steps, strict=True) if name == "B" for x in xs]
         if not reference or not loaded:
-            raise Failed(f"no calls measured (epochs A {a1['epochs']}, B {b['epochs']}, A {a2['epochs']})")
+            raise Failed(
+                f"no calls measured (epochs per phase: {[ph['epochs'] for _, ph in phases]}): give more --seconds"
+            )
         ref, room = statistics.median(reference), statistics.median(loaded)
         seen = [v.seen_stop for v in watchers]
         errors = [v.error for v in [*viewers, *watchers] if v.error]
         say(f"median step: A {ref * 1e3:.3f} ms ({len(reference)} calls), B {room * 1e3:.3f} ms ({len(loaded)} calls)")
-        say(f"server CPU (cores): A {a1['server_cores']:.2f}, B {b['server_cores']:.2f}, A {a2['server_cores']:.2f}")
+        beside = [  # each B phase's median over that of the A phases before and after it
+            statistics.median(steps[i]) / statistics.median(steps[i - 1] + steps[i + 1])
+            for i in range(1, len(phases), 2)
+            if steps[i] and steps[i - 1] + steps[i + 1]
+        ]
+        say("each B phase against the A phases beside it: " + ", ".join(f"{r:.2f}" for r in beside))
+
+        def cores(key: str, name: str) -> str:
+            return f"{statistics.mean(ph[key] for n, ph in phases if n == name):.2f}"
+
         say(
-            f"of which the event loop (main thread): A {a1['loop_cores']:.2f}, B {b['loop_cores']:.2f}, "
-            f"A {a2['loop_cores']:.2f}"
+            f"server CPU (cores, the mean of the phases): A {cores('server_cores', 'A')}, B {cores('server_cores', 'B')}"
         )
+        say(f"of which the event loop (main thread): A {cores('loop_cores', 'A')}, B {cores('loop_cores', 'B')}")
         say(
-            f"this bench's simulated clients' CPU (cores, at nice {CLIENT_NICE}): A {a1['client_cores']:.2f}, "
-            f"B {b['client_cores']:.2f}, A {a2['client_cores']:.2f}"
+            f"this bench's simulated clients' CPU (cores, at nice {CLIENT_NICE}): A {cores('client_cores', 'A')}, "
+            f"B {cores('client_cores', 'B')}"
         )
         runs, whole = sum(v.runs for v in viewers), sum(v.whole for v in viewers)
         say(
@@ -227,10 +260,9 @@ def main() -> int:
         )
         say(f"messages the server sent per viewer rerun in B: {sum(v.messages for v in viewers) / max(runs, 1):.1f}")
         say(f"room_step_slowdown: {room / ref:.2f}")
-        if b["renders"]:
-            say(
-                f"presenter_render_s: {max(b['renders']):.2f} (the slowest of its {len(b['renders'])} whole draws in B)"
-            )
+        renders = [r for name, ph in phases if name == "B" for r in ph["renders"]]
+        if renders:
+            say(f"presenter_render_s: {max(renders):.2f} (the slowest of its {len(renders)} whole draws in B)")
         else:  # phases shorter than the presenter's 5 s redraw
             say("presenter_render_s: none (the presenter's page was not drawn whole in B: give --seconds 6 or more)")
         if args.viewers:
