@@ -232,3 +232,21 @@ def test_a_row_whose_process_died_is_ended_when_the_history_lists_not_only_at_st
         [row] = page_store.history()
         assert (row.run_id, row.status, row.epochs_done) == ("dies00000001", "interrupted", 1)
         assert "ended before the run finished" in page_store.get("dies00000001").error
+
+
+def test_a_pages_wait_for_a_change_ends_at_a_stop_not_at_an_epoch(runners):
+    """ui.watcher's hold: a viewer's tick waits on Runner.wait_change, which a queued, started, stopped or settled job
+    ends at once, and epochs landing do not."""
+    runner = runners()
+    before = runner.moment()
+    run_id = runner.submit(SLOW)
+    assert runner.moment() != before  # queued
+    wait_until(lambda: runner.status(run_id).state == "running" and runner.status(run_id).done >= 1)
+    now = runner.moment()
+    began = time.monotonic()
+    assert runner.wait_change(now, 0.3) == now and time.monotonic() - began >= 0.3  # epochs land: no change
+    threading.Timer(0.2, runner.cancel, args=(run_id,)).start()
+    began = time.monotonic()
+    assert runner.wait_change(now, 30) != now and time.monotonic() - began < 5  # the Stop, at once
+    runner.wait(run_id, timeout=60)
+    assert runner.status(run_id).state == "cancelled" and runner.moment() > now + 1  # asked to stop, then settled

@@ -22,7 +22,7 @@ import time
 RENDER_NICE = 10
 ENABLED = False  # set by app.py: a real server, not AppTest
 ROOM_FREE = (
-    20  # viewers' pages at the full cadence; more stretch it (bench/room.py: 30-50 viewers then cost a run <= ~10%)
+    10  # viewers' pages at the full cadence; more stretch it (bench/room.py: 30 viewers then cost a run ~10%)
 )
 GONE_S = 30.0  # a viewer's page not seen for this long has left (its slowest cadence, stretched, is well under it)
 

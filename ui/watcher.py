@@ -31,6 +31,7 @@ from ui.resources import get_runner, hardware
 
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
 STOP_WAIT_S = 1.5  # a viewer's tick that finds a run asked to stop waits this long for it to end (_past_a_stop)
+HOLD_SLICE_S = 0.5  # a viewer's tick holding for a change (_hold) looks this often for a click on its own page
 IDLE_TICK_S = 2.0  # shared (`make share`), an idle page still looks: a viewer sees the presenter's Run within 2 s
 KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
 MEMORY = "live_page"  # session_state key of the page's PageMemory
@@ -48,6 +49,8 @@ class PageMemory:
     stopped_here: set[str] = field(default_factory=set)  # their line says "stopped by this page"
     queue_slot: object = None  # the queue line's place, made by queue_ui in this run of the script
     stretch: float = 1.0  # its ticks and redraws this much less often: a viewer's page in a large room (priority)
+    moment: int = -1  # the runner's moment() when its live text was last drawn (a viewer's tick holds until it moves)
+    inline: bool = False  # the fragment's next run is the one inside the whole page's run: it never holds
 
 
 def memory() -> PageMemory:
@@ -229,14 +232,19 @@ def live_ui(snap: JobsNow, draw: Callable[[JobsNow], None] | None = None) -> Non
     warming = snap.warming
     every = TICK_S if snap.active or checking or warming else idle
     every = every * page.stretch if every is not None else None
-    st.fragment(_tick, run_every=every)(page.queue_slot, tuple(snap.shown), draw, checking, warming)
+    page.inline = True
+    st.fragment(_tick, run_every=every)(page.queue_slot, tuple(snap.shown), draw, checking, warming, every)
 
 
-def _tick(slot, kinds: tuple[str, ...], draw: Callable[[JobsNow], None] | None, checking: bool, warming: bool) -> None:
-    viewer = not access.allowed()
+def _tick(slot, kinds: tuple[str, ...], draw: Callable[[JobsNow], None] | None, checking: bool, warming: bool,
+          every: float | None = None) -> None:  # fmt: skip
+    viewer, page = not access.allowed(), memory()
     priority.viewer_page(viewer)  # a viewer's tick waits for the run under measurement
     priority.seen(access.session_id(), viewer)
-    snap, page = jobs_now(kinds), memory()
+    if viewer and not page.inline and every:
+        _hold(page, every)
+    page.inline, page.moment = False, get_runner().moment()
+    snap = jobs_now(kinds)
     if viewer:
         snap = _past_a_stop(snap, kinds)
     answered = checking and hardware().state != hardware_check.CHECKING
@@ -252,6 +260,29 @@ def _tick(slot, kinds: tuple[str, ...], draw: Callable[[JobsNow], None] | None, 
     if rerun:
         # A job started or ended, epochs landed, the GPU check answered or Run may be pressed: the whole page once.
         st.rerun()
+
+
+def _hold(page: PageMemory, seconds: float) -> None:
+    """A viewer's tick first waits, up to `seconds` (its interval), until a job is queued, started, asked to stop or
+    settled since its page last drew (Runner.moment): then it draws at once. So every page in a room says "stopping"
+    and "stopped" within a moment of the click, however far apart its ticks are, and between changes a room of pages
+    costs a tick per interval each, no more: the browser's next auto-rerun, sent meanwhile, waits behind this one.
+    The wait wakes every HOLD_SLICE_S to let a click on this page (a whole rerun) or its closing end it."""
+    runner, check = get_runner(), _yield_check()
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if runner.wait_change(page.moment, min(left, HOLD_SLICE_S)) != page.moment:
+            return
+        check()  # raises Streamlit's own rerun or stop of this run
+
+
+def _yield_check() -> Callable[[], None]:
+    """Streamlit's check for this script run: raises when a rerun or stop of it was asked for (a no-op before 1.67)."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
+    except ImportError:
+        return lambda: None
+    return get_run_yield_check() or (lambda: None)
 
 
 def _past_a_stop(snap: JobsNow, kinds: tuple[str, ...]) -> JobsNow:

@@ -44,6 +44,8 @@ class Runner:
         core.engine.memory.warm_workers' budget). worker_jobs: how many jobs a worker runs before it exits."""
         self._kinds = {config_type: kind_of(config_type, given) for config_type, given in kinds.items()}
         self._cond = threading.Condition()
+        # Counts what a page must show at once: a job queued, started, asked to stop or settled (never an epoch).
+        self._changes, self._changed = 0, threading.Condition()
         self._jobs: dict[str, Job] = {}
         self._queue: list[Job] = []
         self._running: list[Job] = []  # one job, or a group's jobs taking turns
@@ -116,6 +118,7 @@ class Runner:
                 self._jobs[job.run_id] = job
                 self._queue.append(job)
             self._cond.notify_all()
+        self._change()
         for job in jobs:
             self._emit("submitted", job)
         return run_ids
@@ -137,10 +140,28 @@ class Runner:
                 cancelled_while_queued = True
             else:
                 cancelled_while_queued = False
+        self._change()  # a running job says "stopping" until it ends
         if cancelled_while_queued:
             self._emit("finished", job)
             self._settle(job)
         return True
+
+    def moment(self) -> int:
+        """How many times a job was queued, started, asked to stop or settled: a page that drew at moment m is
+        behind once moment() != m (epochs landing leave it alone)."""
+        with self._changed:
+            return self._changes
+
+    def wait_change(self, since: int, timeout: float) -> int:
+        """Block until moment() differs from `since` or `timeout` seconds pass; the moment then."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._changes != since, timeout)
+            return self._changes
+
+    def _change(self) -> None:
+        with self._changed:
+            self._changes += 1
+            self._changed.notify_all()
 
     def warm(self, timeout: float | None = None) -> bool:
         """Block until the workers for the next job wait with TensorFlow imported (True), or timeout / one died (False)."""
@@ -202,6 +223,7 @@ class Runner:
                     member.started_at = time.time()
                 self._running = list(group)
                 self._cond.notify_all()
+            self._change()
             for member in group:
                 self._emit("started", member)
             if getattr(job.config, "node", None):  # a Ray node's job: Ray is imported only now
@@ -229,6 +251,7 @@ class Runner:
         with self._cond:
             job.settled = True
             self._cond.notify_all()
+        self._change()
 
     def _relay(self, job: Job) -> Callable[[Any, Any], None]:
         """on_item(item, result) for a job: its run grows by the item (core.runner.growth), then the listeners hear it.
