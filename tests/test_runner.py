@@ -239,7 +239,7 @@ def test_a_pages_wait_for_a_change_ends_at_a_stop_not_at_an_epoch(runners):
     ends at once, and epochs landing do not."""
     runner = runners()
     before = runner.moment()
-    run_id = runner.submit(SLOW)
+    run_id = runner.submit(replace(SLOW, epochs=30))  # seconds of epochs: the Stop comes during them
     assert runner.moment() != before  # queued
     wait_until(lambda: runner.status(run_id).state == "running" and runner.status(run_id).done >= 1)
     now = runner.moment()

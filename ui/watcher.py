@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check  # raises at a rerun, stop
 
 from core import hardware_check
 from core.config import SweepConfig, TrainConfig
@@ -268,21 +269,12 @@ def _hold(page: PageMemory, seconds: float) -> None:
     and "stopped" within a moment of the click, however far apart its ticks are, and between changes a room of pages
     costs a tick per interval each, no more: the browser's next auto-rerun, sent meanwhile, waits behind this one.
     The wait wakes every HOLD_SLICE_S to let a click on this page (a whole rerun) or its closing end it."""
-    runner, check = get_runner(), _yield_check()
+    runner, check = get_runner(), get_run_yield_check() or (lambda: None)
     deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
         if runner.wait_change(page.moment, min(left, HOLD_SLICE_S)) != page.moment:
             return
         check()  # raises Streamlit's own rerun or stop of this run
-
-
-def _yield_check() -> Callable[[], None]:
-    """Streamlit's check for this script run: raises when a rerun or stop of it was asked for (a no-op before 1.67)."""
-    try:
-        from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
-    except ImportError:
-        return lambda: None
-    return get_run_yield_check() or (lambda: None)
 
 
 def _past_a_stop(snap: JobsNow, kinds: tuple[str, ...]) -> JobsNow:

@@ -147,8 +147,7 @@ class Runner:
         return True
 
     def moment(self) -> int:
-        """How many times a job was queued, started, asked to stop or settled: a page that drew at moment m is
-        behind once moment() != m (epochs landing leave it alone)."""
+        """How many times a job was queued, started, asked to stop or settled (never an epoch): a page's cue."""
         with self._changed:
             return self._changes
 
