@@ -13,6 +13,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 import urllib.parse
 import urllib.request
 
@@ -285,3 +286,28 @@ def test_text_from_a_file_is_shown_as_text_never_as_a_link_or_a_colour(shared, b
     )
     assert errors == []
     page.close()
+
+
+def test_a_viewers_page_in_a_large_room_is_asked_at_the_full_interval_and_holds_its_tick_for_the_stretched_one(shared):
+    """A room of 3 * ROOM_FREE viewers' pages: each page draws its live text a third as often, yet its browser is
+    told the unstretched interval, so a page just drawn whole asks again within it and a Stop then reaches it at once
+    (bench/room.py: stop_seen_s), while a tick with nothing new holds until the stretched interval has passed."""
+    from ui import priority, watcher
+
+    viewer_url, _, _ = shared
+    room = [st_client.Session(viewer_url).connect() for _ in range(3 * priority.ROOM_FREE)]
+    try:
+        for page in room:
+            page.run()  # each page counted in the room (for GONE_S)
+        page = room[-1]
+        page.run()  # drawn whole again, now in the whole room: stretched at least 3 times
+        ((fragment, every),) = page.fragments.items()
+        assert every in (pytest.approx(watcher.TICK_S), pytest.approx(watcher.IDLE_TICK_S))  # unstretched (was 3 times)
+        drawn = time.monotonic()
+        tick = page.run(fragment=fragment, timeout=60)
+        held = time.monotonic() - drawn
+        assert tick.fragment and "Viewer:" in page.page_text()
+        assert held >= 3 * every - 1.0, f"a tick with nothing new held {held:.1f} s, not its stretched interval"
+    finally:
+        for page in room:
+            page.close()

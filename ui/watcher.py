@@ -51,6 +51,7 @@ class PageMemory:
     queue_slot: object = None  # the queue line's place, made by queue_ui in this run of the script
     stretch: float = 1.0  # its ticks and redraws this much less often: a viewer's page in a large room (priority)
     moment: int = -1  # the runner's moment() when its live text was last drawn (a viewer's tick holds until it moves)
+    ticked: float = 0.0  # when (time.monotonic()): a viewer's next tick holds until its stretched interval from then
     inline: bool = False  # the fragment's next run is the one inside the whole page's run: it never holds
 
 
@@ -232,8 +233,7 @@ def live_ui(snap: JobsNow, draw: Callable[[JobsNow], None] | None = None) -> Non
     idle = IDLE_TICK_S if os.environ.get(access.TOKEN_ENV) else None  # `make run`: idle costs nothing
     warming = snap.warming
     every = TICK_S if snap.active or checking or warming else idle
-    every = every * page.stretch if every is not None else None
-    page.inline = True
+    page.inline = True  # the browser asks every `every`; a viewer's tick holds to every * stretch (_hold)
     st.fragment(_tick, run_every=every)(page.queue_slot, tuple(snap.shown), draw, checking, warming, every)
 
 
@@ -243,8 +243,8 @@ def _tick(slot, kinds: tuple[str, ...], draw: Callable[[JobsNow], None] | None, 
     priority.viewer_page(viewer)  # a viewer's tick waits for the run under measurement
     priority.seen(access.session_id(), viewer)
     if viewer and not page.inline and every:
-        _hold(page, every)
-    page.inline, page.moment = False, get_runner().moment()
+        _hold(page, page.ticked + every * page.stretch)
+    page.inline, page.moment, page.ticked = False, get_runner().moment(), time.monotonic()
     snap = jobs_now(kinds)
     if viewer:
         snap = _past_a_stop(snap, kinds)
@@ -263,14 +263,15 @@ def _tick(slot, kinds: tuple[str, ...], draw: Callable[[JobsNow], None] | None, 
         st.rerun()
 
 
-def _hold(page: PageMemory, seconds: float) -> None:
-    """A viewer's tick first waits, up to `seconds` (its interval), until a job is queued, started, asked to stop or
-    settled since its page last drew (Runner.moment): then it draws at once. So every page in a room says "stopping"
-    and "stopped" within a moment of the click, however far apart its ticks are, and between changes a room of pages
-    costs a tick per interval each, no more: the browser's next auto-rerun, sent meanwhile, waits behind this one.
+def _hold(page: PageMemory, deadline: float) -> None:
+    """A viewer's tick first waits, up to `deadline` (its last tick and its stretched interval), until a job is
+    queued, started, asked to stop or settled since its page last drew (Runner.moment): then it draws at once. So
+    every page in a room says "stopping" and "stopped" within a moment of the click, however far apart its ticks
+    are, and between changes a room of pages costs a tick per stretched interval each, no more: the browser's next
+    auto-rerun, sent meanwhile, waits behind this one (Streamlit folds them into one). The browser asks at the
+    unstretched interval, so a page whose last run drew it whole holds again within that, never a stretched one.
     The wait wakes every HOLD_SLICE_S to let a click on this page (a whole rerun) or its closing end it."""
     runner, check = get_runner(), get_run_yield_check() or (lambda: None)
-    deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
         if runner.wait_change(page.moment, min(left, HOLD_SLICE_S)) != page.moment:
             return
