@@ -21,7 +21,7 @@ import time
 
 RENDER_NICE = 10
 ENABLED = False  # set by app.py: a real server, not AppTest
-ROOM_FREE = 5  # viewers' pages at the full cadence; more stretch it (bench/room.py: 30 viewers then cost a run ~5%)
+ROOM_FREE = 5  # viewers' pages at the full cadence; more stretch it (bench/room.py: 30 viewers then cost a run 0-3%)
 GONE_S = 30.0  # a viewer's page not seen for this long has left (its slowest cadence, stretched, is well under it)
 
 _viewers: dict[str, float] = {}  # viewer page (session id) -> when it last ran (time.monotonic())
