@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core import why  # noqa: E402
+from core import why, why_sentences  # noqa: E402
 from core.config import EXECUTIONS, TrainConfig  # noqa: E402
 from core.engine import floor  # noqa: E402
 from core.engine.training import train  # noqa: E402
@@ -42,25 +42,28 @@ def main() -> None:
                 sys.exit(f"{mode}: training {result.status}: {result.error}")
             epochs[mode] += [e.train_seconds for e in result.steady_epochs()]
             last[mode] = result
-    info = next(iter(last.values())).device
-    print(f"device {info['label']}: peak {info['peak_gflops']:.0f} GFLOP/s, bandwidth {info['bandwidth_gbs']:.1f} GB/s")
-    print(f"{'mode':<16} {'jit':>5} {'epoch s':>8} {'compute':>8} {'memory':>8} {'overhead':>9} {'epoch/floor':>11}")
+    limits = next(iter(last.values())).measured.limits
+    print(f"device: peak {limits.peak_gflops:.0f} GFLOP/s, bandwidth {limits.bandwidth_gbs:.1f} GB/s")
+    print(
+        f"{'mode':<16} {'jit':>5} {'epoch s':>8} {'compute':>8} {'shapes':>8} {'memory':>8} {'overhead':>9} "
+        f"{'epoch/floor':>11} {'/shapes':>8}"
+    )
     ratios = {}
     for mode, result in last.items():
         median = statistics.median(epochs[mode])
         d, steps = result.device, result.device["steps_per_epoch"]
-        samples = steps * 100
-        compute = samples * d["train_flops_per_sample"] / (d["peak_gflops"] * 1e9)  # at the square-matmul peak
-        memory = samples * d["train_bytes_per_sample"] / (d["bandwidth_gbs"] * 1e9)
+        floors = why.explain(result).floors  # per step, each measured alone (core.why)
+        compute, memory = steps * floors.peak, steps * floors.memory  # at the square-matmul peak; at the bandwidth
+        shaped = steps * floors.products if floors.products else float("nan")  # the products at the model's shapes
         overhead = steps * floor.measure(d["tf_device"], mode, d["jit_compile"])
         ratios[mode] = median / max(compute, memory)
         print(
-            f"{mode:<16} {d['jit_compile']!s:>5} {median:8.3f} {compute:8.4f} {memory:8.4f} "
-            f"{overhead:9.4f} {ratios[mode]:11.2f}"
+            f"{mode:<16} {d['jit_compile']!s:>5} {median:8.3f} {compute:8.4f} {shaped:8.4f} {memory:8.4f} "
+            f"{overhead:9.4f} {ratios[mode]:11.2f} {median / shaped:8.2f}"
         )
     fastest = min(ratios, key=ratios.get)
-    split = why.run_split(last[fastest])
-    print(f"fastest: {fastest}; {why.bound_sentence(split)} {why.advice(split)}")
+    w = why.explain(last[fastest])
+    print(f"fastest: {fastest}; {why_sentences.bound_sentence(w)} {why_sentences.trace_parts(w)}")
     print(f"epoch_vs_floor: {ratios[fastest]:.2f}")
 
 

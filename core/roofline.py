@@ -9,7 +9,7 @@ TensorFlow here: the figures were measured by core.engine (peak, traffic).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from core import compare
 
@@ -48,14 +48,25 @@ class Point:
 
 
 def roof(device: str, info: dict) -> Roof:
-    """A device's roofs from its device info (peak_gflops, bandwidth_gbs)."""
-    return Roof(device, measured(info.get("peak_gflops")), measured(info.get("bandwidth_gbs")))
+    """A device's roofs from a sweep's device info (peak_gflops, bandwidth_gbs)."""
+    return Roof(device, positive(info.get("peak_gflops")), positive(info.get("bandwidth_gbs")))
+
+
+def limits(result) -> dict:
+    """A run's measured roofs as a dict of core.results.measurements.Limits' fields ({} where none were measured)."""
+    found = result.measured.limits if result.measured else None
+    return asdict(found) if found else {}
+
+
+def run_roof(result, device: str) -> Roof:
+    """A run's device's roofs, as the run measured them."""
+    return roof(device, limits(result))
 
 
 def run_point(result, device: str) -> Point | None:
     """A RunResult on the roofline at its steady throughput (core.compare's measure); None before epoch 2 or without bytes."""
     info = result.device
-    flops, moved = info.get("train_flops_per_sample"), measured(info.get("train_bytes_per_sample"))
+    flops, moved = info.get("train_flops_per_sample"), positive(info.get("train_bytes_per_sample"))
     rate = compare.throughput(result)
     if not flops or not moved or not rate:
         return None
@@ -100,8 +111,8 @@ def si(value: float, unit: str) -> str:
     return f"{value:g} {unit}"
 
 
-def measured(value) -> float | None:
-    """A measured figure if it is a positive finite number, else None (not measured)."""
+def positive(value) -> float | None:
+    """value as a float where it is a positive finite number (a measured figure), else None (not measured)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         return None
     return float(value)

@@ -210,7 +210,7 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
         gflops, share = tables.achieved(result)
         # Achieved GFLOP/s is the model's FLOPs per sample times its speed, as a share of the measured peak (which a
         # run may pass when the peak was timed under more load: the roofline says so; tests/test_roofline.py).
-        assert gflops > 0 and share > 0 and share == pytest.approx(gflops / result.device["peak_gflops"])
+        assert gflops > 0 and share > 0 and share == pytest.approx(gflops / result.measured.limits.peak_gflops)
     # The headline: the ratio of steady samples/s with its spread and count, the faster run named first; it is the
     # ratio of the steady epochs in the table (the same samples per epoch on both sides).
     found = compare.speedup(results[0], results[1])
@@ -233,7 +233,8 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     assert sum("test images:" in c.value for c in at.caption) == 2
 
     downloads = [b.label for b in at.download_button]
-    assert downloads == ["CPU (plain fit) · JSON", "CPU (multi-step loop, XLA) · JSON", "All epochs · CSV"]
+    runs_files = [f"{name} · {kind}" for name in series for kind in ("JSON", "trace (TensorBoard)")]
+    assert downloads == [*runs_files, "All epochs · CSV"]  # each run's file, and its profiler trace for TensorBoard
     # Show code: the venv's python, and one script per run, in its own execution mode.
     codes = [c.value for c in at.code]
     assert codes[0].startswith(snippet.python_command() + " -m core train") and len(codes) == 3

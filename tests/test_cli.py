@@ -33,8 +33,8 @@ def test_bad_flags_exit_2_with_one_sentence(args, says, capsys):
 
 
 def test_train_prints_epochs_and_summary_and_writes_json(tmp_path):
-    out = tmp_path / "run.json"
-    proc = run_cli("train", *TINY, "--epochs", "3", "--json", str(out))
+    out, traces, db = tmp_path / "run.json", tmp_path / "logs", tmp_path / "runs.sqlite3"
+    proc = run_cli("train", *TINY, "--epochs", "3", "--json", str(out), "--profile-dir", str(traces), "--db", str(db))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     epoch_lines = [line for line in lines if line.startswith("epoch")]
@@ -44,6 +44,21 @@ def test_train_prints_epochs_and_summary_and_writes_json(tmp_path):
     data = json.loads(out.read_text())
     assert data["status"] == "completed" and len(data["epochs"]) == 3
     assert data["config"]["dataset"] == "synthetic" and data["config"]["train_subset"] == 300
+    # The trace, where TensorBoard's profile plugin looks (plugins/profile/SESSION/HOST.xplane.pb), an XSpace that
+    # reads back to the run's own summary of it; the history keeps the same bytes.
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    from core.engine import trace
+    from core.history.profiles import xspace
+    from core.history.store import Store
+
+    (written,) = traces.glob(f"plugins/profile/{data['run_id']}/*.xplane.pb")
+    assert f"trace written to {written}" in proc.stdout and xplane_pb2.XSpace.FromString(written.read_bytes()).planes
+    summary = data["measured"]["trace"]
+    assert trace.read(written.read_bytes(), summary["steps"])["step"] == pytest.approx(summary["step_seconds"])
+    with Store(db) as store:
+        assert xspace(store.trace(data["run_id"])) == written.read_bytes()
+    assert "TensorFlow's profiler traced" in proc.stdout and "A model, not a measurement" in proc.stdout
 
 
 def test_missing_gpu_is_a_sentence_not_a_traceback(tmp_path):

@@ -136,8 +136,8 @@ def test_training_reports_achieved_gflops_and_the_devices_peak():
     # The figure every run of this process (or of the server, where one shares its own) is held against.
     shared = limits.shared("/CPU:0", wait=0)
     expected_peak = shared["peak_gflops"] if shared else peak.measure("/CPU:0").gflops
-    assert result.device["peak_gflops"] == pytest.approx(expected_peak)
-    assert result.device["peak_source"] == ("server" if shared else "process")
+    assert result.measured.limits.peak_gflops == pytest.approx(expected_peak)
+    assert result.measured.limits.peak_source == ("server" if shared else "process")
     for epoch in result.epochs:
         expected = sum(mlp_by_hand(128)) * epoch.samples_per_second / 1e9
         assert epoch.gflops_per_second == pytest.approx(expected)

@@ -44,7 +44,7 @@ def test_memory_growth_is_set_on_every_gpu(gpus):
 def test_mixed_precision_runs_on_the_gpu_in_its_compute_dtype(gpus):
     result = train(TrainConfig(**TINY, precision="mixed_float16", execution="keras-fit"))
     assert result.status == "completed", result.error
-    assert result.device["compute_dtype"] == "float16" and result.device["peak_dtype"] == "float16"
+    assert result.device["compute_dtype"] == "float16" and result.measured.limits.peak_dtype == "float16"
 
 
 def test_an_out_of_memory_batch_is_one_sentence(gpus):

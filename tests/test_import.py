@@ -302,8 +302,8 @@ def test_hostile_files_are_refused(filled, data):
 
 def test_refusals_name_the_problem(filled):
     cases = {
-        "schema_version must be 1, 2 or 3": _set(VALID_DICT, ("schema_version",), 1.0),
-        "newer than this app": _set(VALID_DICT, ("schema_version",), 4),
+        "schema_version must be 1, 2, 3 or 4": _set(VALID_DICT, ("schema_version",), 1.0),
+        "newer than this app": _set(VALID_DICT, ("schema_version",), 5),
         "epochs[1].test_accuracy must be a number from 0 to 1": _set(VALID_DICT, ("epochs", 1, "test_accuracy"), 1.5),
         "epochs[2].epoch must be 3": _set(VALID_DICT, ("epochs", 2, "epoch"), 4),
         "config: batch_size must be from 1 to 1000": _set(VALID_DICT, ("config", "batch_size"), 5000),

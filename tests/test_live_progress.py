@@ -115,6 +115,7 @@ def test_epoch_1s_first_call_is_sent_at_once_and_the_device_is_measured_after_ep
     assert seen[0].calls[0].samples <= result.epochs[0].calls[-1].samples
     # Two turns: the setup with epoch 1, then the device's measurements with epoch 2; a steady epoch comes after them.
     assert turns == [0, 1]
-    assert result.device["peak_gflops"] and result.device["bandwidth_gbs"] and "why_setup_seconds" in result.device
+    limits = result.measured.limits
+    assert limits.peak_gflops and limits.bandwidth_gbs and result.measured.setup_seconds > 0
     one = training.train(TrainConfig(**{**config.to_dict(), "epochs": 1}), take_turn=lambda: turns.append(-1))
-    assert one.status == "completed" and one.device["peak_gflops"] and turns[2:] == [-1, -1]  # measured last
+    assert one.status == "completed" and one.measured.limits.peak_gflops and turns[2:] == [-1, -1]  # measured last

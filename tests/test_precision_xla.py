@@ -21,8 +21,8 @@ TINY = dict(dataset="synthetic", train_subset=300, batch_size=30, epochs=2, seed
 def test_a_precision_run_computes_in_its_dtype_and_records_it(precision, dtype):
     result = train(TrainConfig(precision=precision, **TINY))
     assert result.status == "completed", result.error
-    assert result.config["precision"] == precision and result.schema_version == 3
-    assert result.device["compute_dtype"] == dtype and result.device["peak_dtype"] == dtype
+    assert result.config["precision"] == precision and result.schema_version == 4
+    assert result.device["compute_dtype"] == dtype and result.measured.limits.peak_dtype == dtype
     # The layers themselves: built the same way, each computes in the policy's dtype, variables stay float32.
     model = models.build("mlp", 32, precision)
     assert {layer.dtype_policy.compute_dtype for layer in model.layers} == {dtype}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -36,22 +37,21 @@ def test_bandwidth_and_step_floor_are_positive_finite_and_measured_once_per_proc
 def test_a_run_records_its_figures_and_lands_on_the_roofline():
     result = train(TrainConfig(**TINY, execution="keras-fit"))
     assert result.status == "completed", result.error
-    info = result.device
-    assert info["steps_per_epoch"] == 8 and info["bandwidth_gbs"] > 0 and len(info["peak_tries"]) == peak.TRIES
-    assert info["peak_gflops"] == pytest.approx(sorted(info["peak_tries"])[peak.TRIES // 2])  # the median try
+    info, found = result.device, result.measured
+    assert (
+        info["steps_per_epoch"] == 8 and found.limits.bandwidth_gbs > 0 and len(found.limits.peak_tries) == peak.TRIES
+    )
+    assert found.limits.peak_gflops == pytest.approx(sorted(found.limits.peak_tries)[peak.TRIES // 2])  # the median
     assert info["train_bytes_per_sample"] == pytest.approx(info["sample_bytes"] + info["step_bytes"] / 50)
-    assert info["step_sample_seconds"] >= 0 and info["profile_batches"] == [12, 50]  # 4 x 50 would not fit 400 samples
-    assert info["profile_batch"] == 12 and len(info["profile_rounds"]) == 2  # a round before each steady epoch
+    # 4 x 50 would not fit 400 samples: batch 12, and between it and the run's 50, batch 24; a round each steady epoch.
+    assert found.fit.batch == 12 and found.check.batch == 24 and len(found.fit.rounds) == len(found.check.rounds) == 2
     point = roofline.run_point(result, "CPU")
     assert point.intensity == pytest.approx(info["train_flops_per_sample"] / info["train_bytes_per_sample"])
     # At the run's steady throughput, the one speed measure.
     assert point.gflops == pytest.approx(info["train_flops_per_sample"] * compare.throughput(result) / 1e9)
     assert point.batch_size == 50
-    split = why.run_split(result)
-    assert split.epoch == compare.steady_epoch_seconds(result) and split.fixed == pytest.approx(
-        8 * info["step_fixed_seconds"]
-    )
-    assert why.bound_sentence(split).endswith("of it.")
+    w = why.explain(result)
+    assert w.line.points[1][0] == 50 and w.line.points[1][1] == why.step_pace(result) and w.prediction.batch == 24
 
 
 def test_a_failed_measurement_leaves_the_run_intact_and_says_not_measured(monkeypatch):
@@ -67,12 +67,12 @@ def test_a_failed_measurement_leaves_the_run_intact_and_says_not_measured(monkey
     monkeypatch.setattr(shapes, "benchmark", fails)
     result = train(TrainConfig(**TINY))
     assert result.status == "completed" and len(result.epochs) == 3
-    assert result.device["bandwidth_gbs"] is None and result.device["compute_sample_seconds"] is None
-    split = why.run_split(result)
-    assert split.memory is None and split.compute is None and "memory" not in split.parts()
+    assert result.measured.limits.bandwidth_gbs is None and result.measured.shapes.sample_seconds is None
+    floors = why.explain(result).floors
+    assert floors.memory is None and floors.products is None and floors.peak is not None
     from ui.roofline import limits_text
 
-    assert "bandwidth not measured" in limits_text(result.device)
+    assert "bandwidth not measured" in limits_text(result)
 
 
 def test_each_run_is_its_own_dot_in_its_run_s_colour_and_legend():
@@ -98,8 +98,12 @@ def test_runs_of_one_server_use_its_figures_and_a_run_that_measures_otherwise_sa
     monkeypatch.setenv(limits.LIMITS_ENV, str(shared))
     first, second = train(TrainConfig(**TINY)), train(TrainConfig(**TINY, execution="keras-fit"))
     for r in (first, second):
-        assert r.device["peak_gflops"] == 5_000.0 and r.device["bandwidth_gbs"] == 200.0
-        assert r.device["peak_source"] == "server" and 0 < r.device["own_peak_gflops"] < 5_000.0 * 0.8
-    note = limits_note(first.device)
+        assert r.measured.limits.peak_gflops == 5_000.0 and r.measured.limits.bandwidth_gbs == 200.0
+        assert r.measured.limits.peak_source == "server" and 0 < r.measured.limits.own_peak_gflops < 5_000.0 * 0.8
+    note = limits_note(first)
     assert note.startswith("its own measurement of the peak just before it, ") and "below the 5,000 GFLOP/s" in note
-    assert limits_note({**first.device, "own_peak_gflops": 4_500.0}) is None  # within 20%: nothing to say
+    assert note.endswith("the machine was busier then.")
+    near = replace(
+        first, measured=replace(first.measured, limits=replace(first.measured.limits, own_peak_gflops=4_500.0))
+    )
+    assert limits_note(near) is None  # within 20%: nothing to say

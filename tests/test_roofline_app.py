@@ -8,7 +8,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from core import roofline, why
+from core import roofline, why, why_sentences
 from tests.test_app import page, run_one_softmax
 from ui import words
 
@@ -30,25 +30,26 @@ def test_after_a_run_the_roofline_and_the_epoch_breakdown_show_the_runs_point():
     result = run_one_softmax(at)
     point = roofline.run_point(result, "CPU")
     charts = charts_by_title(at)
-    assert {"Roofline", "Where an epoch goes"} <= set(charts)
+    assert {"Roofline", "Where a step goes (traced)"} <= set(charts)
 
     rows = [r for data in charts["Roofline"] for r in data]
     (dot,) = [r for r in rows if "run" in r]
     assert dot["intensity"] == pytest.approx(point.intensity) and dot["gflops"] == pytest.approx(point.gflops)
     assert (dot["model"], dot["batch_size"], dot["device"]) == ("softmax", 50, "CPU")
     roof = [r for r in rows if "run" not in r]
-    assert max(r["gflops"] for r in roof) == pytest.approx(result.device["peak_gflops"])
+    assert max(r["gflops"] for r in roof) == pytest.approx(result.measured.limits.peak_gflops)
 
-    parts = {r["part"]: r["seconds"] for data in charts["Where an epoch goes"] for r in data if "part" in r}
-    split = why.run_split(result)
+    rows = [r for data in charts["Where a step goes (traced)"] for r in data]
+    parts = {r["part"]: r["us"] for r in rows if "part" in r}
+    w = why.explain(result)
     # The page sends its charts unchecked (ui.charts.show): this one meets Vega-Lite's schema.
-    from ui.roofline import breakdown_chart
+    from ui.step_trace import trace_chart
 
-    assert breakdown_chart([split], ["CPU"]).to_dict(validate=True)["datasets"]
-    assert parts["products at these shapes"] == pytest.approx(split.compute)
-    assert parts["other per-sample work"] == pytest.approx(split.other)
-    # The bar is the epoch: its measured parts and what they leave unexplained (shown where positive).
-    assert sum(parts.values()) == pytest.approx(max(split.epoch, sum(split.parts().values())))
-    sentence = words.plain(f"{why.bound_sentence(split)} {why.advice(split)}")
+    assert trace_chart([w], ["CPU"]).to_dict(validate=True)["datasets"]
+    assert parts["matmul/conv"] == pytest.approx(w.trace.ops["matmul"] * 1e6)
+    # The bar is the trace's step, read part by part from the trace; the tick is the run's own timer beside it.
+    assert sum(parts.values()) == pytest.approx(w.trace.step_seconds * 1e6, rel=0.01)
+    assert [r["timer_us"] for r in rows if "timer_us" in r] == [pytest.approx(w.timer * 1e6)]
+    sentence = words.plain(f"{why_sentences.bound_sentence(w)} {why_sentences.trace_check(w)}")
     assert any(sentence in m.value for m in at.markdown)
-    assert any(c.value.startswith("Each part is measured before the run") for c in at.caption)
+    assert any(c.value.startswith("Where a step goes is read from a trace") for c in at.caption)

@@ -40,9 +40,9 @@ def test_paths_are_written_as_a_reader_would():
 @pytest.mark.parametrize(
     ("data", "says"),
     [
-        ({"schema_version": 1.0}, "schema_version must be 1, 2 or 3, not 1.0."),
-        ({"schema_version": True}, "schema_version must be 1, 2 or 3, not True."),
-        ({"schema_version": 7}, "schema_version 7 is newer than this app reads (3); update the app."),
+        ({"schema_version": 1.0}, "schema_version must be 1, 2, 3 or 4, not 1.0."),
+        ({"schema_version": True}, "schema_version must be 1, 2, 3 or 4, not True."),
+        ({"schema_version": 7}, "schema_version 7 is newer than this app reads (4); update the app."),
         ({}, "The file is missing the field 'schema_version'."),
         ({"schema_version": 1}, "The file is missing the field 'config'."),
     ],
@@ -71,13 +71,14 @@ def test_a_ray_nodes_run_and_its_replicas_are_checked_where_present():
                      "execution": "keras-fit", "train_subset": 100, "hidden_units": 8}  # fmt: skip
     run["device"].update(node="node-b", node_id="af3527e5", replicas=2, global_batch_size=100)
     run["config"].update(precision="float32", xla="auto")
-    assert run["schema_version"] == 3
+    assert run["schema_version"] == 4 and run["measured"] is None
+    v3 = {k: v for k, v in {**run, "schema_version": 3}.items() if k != "measured"}
     v2 = {
-        **run,
+        **v3,
         "schema_version": 2,
         "config": {k: v for k, v in run["config"].items() if k not in ("precision", "xla")},
     }
-    for version in (run, v2):  # version 2 gained these as optional fields; version 3 keeps them
+    for version in (run, v3, v2):  # version 2 gained these as optional fields; versions 3 and 4 keep them
         check_schema("train", version)  # accepted as it is
         bad = {**version, "device": {**version["device"], "replicas": 0}}
         with pytest.raises(RunFileError, match="replicas must be a whole number of at least 1"):

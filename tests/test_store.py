@@ -36,7 +36,7 @@ def test_a_new_file_is_wal_with_the_current_schema_version(tmp_path):
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert con.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) >= 1
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"runs", "epochs"}
+    assert tables == {"runs", "epochs", "traces"}
 
 
 def test_default_path_is_env_then_xdg_then_home(monkeypatch, tmp_path):

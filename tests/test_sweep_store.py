@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from core.cli import main
 from core.config import DATASETS, MODELS
-from core.engine.sweep import SweepConfig, SweepPoint, SweepResult, crossover_sentence
+from core.crossover import crossover_sentence
+from core.engine.sweep import SweepConfig, SweepPoint, SweepResult
 from core.history.importer import IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError
 from core.history.store import Store, StoreError, attach
 from tests.conftest import borrowed, wait_until

@@ -89,11 +89,11 @@ def test_other_models_have_a_strip_but_no_templates():
     assert seen.templates is None and seen.template_scale is None and len(seen.predictions) == STRIP_SIZE
 
 
-def test_a_run_is_a_version_3_file_and_survives_pickling(runs):
+def test_a_run_is_a_version_4_file_and_survives_pickling(runs):
     result = runs["keras-fit"]
     data = result.to_dict()
     check_schema("train", data)
-    assert data["schema_version"] == 3 and data["epochs"][0]["calls"] and data["config"]["precision"] == "float32"
+    assert data["schema_version"] == 4 and data["epochs"][0]["calls"] and data["config"]["precision"] == "float32"
     assert RunResult.from_dict(data).to_dict() == data
     # The runner's worker processes pickle what on_epoch receives.
     assert pickle.loads(pickle.dumps(result)).to_dict() == data

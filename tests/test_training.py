@@ -180,7 +180,7 @@ def test_diverging_run_still_writes_valid_json():
 def test_json_shape_and_round_trip():
     result = train(TrainConfig(epochs=2, **TINY), run_id="abc123")
     data = json.loads(result.to_json())
-    assert list(data)[0] == "schema_version" and data["schema_version"] == 3
+    assert list(data)[0] == "schema_version" and data["schema_version"] == 4
     assert {"config", "host", "device", "status", "error", "epochs"} <= set(data)
     assert set(data["epochs"][0]) >= {
         "epoch",

@@ -1,5 +1,6 @@
-"""The why (core.why): a steady epoch in measured parts that add up, a bound only where it is half the epoch, advice
-from the same figures, and that advice checked against a real sweep of the same model."""
+"""The why (core.why): the trace's parts read from a real profiler trace and held against the run's own timer, the line
+as a model that a third batch size tests (and a doctored line fails), the bound only where the trace puts half the
+step, and the advice's direction against a real sweep of the same model."""
 
 from __future__ import annotations
 
@@ -7,170 +8,203 @@ from dataclasses import replace
 
 import pytest
 
-from core import roofline, why
+from core import why, why_sentences
 from core.config import SweepConfig, TrainConfig
 from core.results import CallPoint, EpochMetrics, RunResult
+from core.results.measurements import GAPS, OPS, Limits, Measurements, ShapeTiming, StepTiming, TraceSummary
 
 
-def run(epoch: float, info: dict, steps: int = 600, batch: int = 100, first_extra: float = 0.0) -> RunResult:
-    """Three epochs of `epoch` seconds, each in 4 equal calls; the first call of each carries `first_extra`."""
+def run(step: float, measured: Measurements | None, batch: int = 100, steps: int = 600) -> RunResult:
+    """Three epochs whose calls after each epoch's first run `step` seconds a step, with `measured` beside them."""
     epochs = []
     for k in (1, 2, 3):
-        each = (epoch - first_extra) / 4
-        calls = [CallPoint(0.0, 0, steps // 4, each + (first_extra if i == 0 else 0.0), 0.5, 0.8) for i in range(4)]
-        epochs.append(EpochMetrics(k, 0.5, 0.8, 0.5, 0.8, epoch, 0.1, steps * batch / epoch, k == 1, calls=calls))
-    device = {"steps_per_epoch": steps, "global_batch_size": batch, "peak_gflops": 150.0, "bandwidth_gbs": 20.0, **info}
-    return RunResult(config={"batch_size": batch}, host={}, device=device, status="completed", epochs=epochs)
+        calls = [
+            CallPoint(0.0, 0, steps // 4, step * steps / 4 + (0.02 if i == 0 else 0.0), 0.5, 0.8) for i in range(4)
+        ]
+        seconds = sum(c.call_seconds for c in calls)
+        epochs.append(EpochMetrics(k, 0.5, 0.8, 0.5, 0.8, seconds, 0.1, steps * batch / seconds, k == 1, calls=calls))
+    device = {
+        "steps_per_epoch": steps,
+        "global_batch_size": batch,
+        "train_flops_per_sample": 31_400,
+        "train_bytes_per_sample": 4158,
+    }
+    return RunResult({"batch_size": batch}, {}, device, "completed", epochs=epochs, measured=measured)
 
 
-def profile(fixed: float, per_sample: float, batches=(100, 400)) -> dict:
+def trace(ops: dict, gaps: dict, timer_step: float | None = None) -> TraceSummary:
+    step = sum(ops.values()) + sum(gaps.values())
+    return TraceSummary(
+        steps=150,
+        calls=1,
+        batch=100,
+        step_seconds=step,
+        timer_step_seconds=step,
+        untraced_step_seconds=timer_step or step * 0.9,
+        ops={**dict.fromkeys(OPS, 0.0), **ops},
+        gaps={**dict.fromkeys(GAPS, 0.0), **gaps},
+    )
+
+
+def timings(fit: tuple[int, float], check: tuple[int, float], rounds: int = 2) -> dict:
     return {
-        "step_fixed_seconds": fixed,
-        "step_sample_seconds": per_sample,
-        "profile_batches": list(batches),
-        "profile_step_seconds": [fixed + b * per_sample for b in batches],
+        "fit": StepTiming(fit[0], (fit[1],) * rounds, fit[1]),
+        "check": StepTiming(check[0], (check[1],) * rounds, check[1]),
     }
 
 
-def test_a_compute_share_of_6_percent_is_no_compute_bound_and_the_parts_add_up():
-    # The issue's tutorial case: 600 steps whose products take 0.01 s of a 0.18 s epoch; the step's fixed cost and
-    # other per-sample work are the rest, as the profile timed them.
-    r = run(0.18, {**profile(150e-6, 1.4e-6), "compute_sample_seconds": 0.01 / 60_000, "train_bytes_per_sample": 4158})
-    s = why.run_split(r)
-    assert s.compute == pytest.approx(0.01) and s.fixed == pytest.approx(0.09)
-    assert s.compute + s.memory + s.other == pytest.approx(60_000 * 1.4e-6)  # the per-sample parts: what was timed
-    assert s.explained == pytest.approx((0.09 + 0.084) / 0.18) and s.unexplained == pytest.approx(0.006)
-    sentence = why.bound_sentence(s)
-    assert s.bound == "overhead" and sentence.startswith("overhead-bound: a step costs 150 µs whatever its samples")
-    assert "compute-bound" not in sentence and "the parts explain 97% of it" in sentence
-    # Advice from the same figures: the profile timed batch 400 at 0.71 ms against 0.29 ms a step.
-    advice = why.advice(s)
-    assert advice.startswith(
-        "A larger batch would help: ×1.6 samples per second at batch 400 (timed beside the run's epochs)."
+def test_the_line_is_fitted_on_two_steps_and_must_predict_a_third_it_never_saw():
+    # The run's own step 0.2 ms at batch 100, batch 400 at 0.5 ms: 0.1 ms + 1 µs a sample.
+    r = run(0.2e-3, Measurements(**timings((400, 0.5e-3), (200, 0.31e-3))))
+    w = why.explain(r)
+    assert w.line.fixed == pytest.approx(0.1e-3) and w.line.per_sample == pytest.approx(1e-6)
+    assert w.prediction.batch == 200 and w.prediction.predicted == pytest.approx(0.3e-3)
+    assert w.prediction.ratio == pytest.approx(0.31 / 0.3) and w.prediction.holds
+    said = why_sentences.line_sentence(w)
+    assert said.startswith("A model, not a measurement: a line through two timed steps (batch 100: 200 µs; batch 400")
+    assert "It predicted 300 µs a step at batch 200, which it was not fitted on; timed: 310 µs (+3%)." in said
+    assert why_sentences.advice(w).startswith("A larger batch would help: ×1.6 samples per second at batch 400 (timed")
+
+
+def test_a_doctored_line_fails_the_prediction_and_gives_no_advice():
+    honest = Measurements(**timings((400, 0.5e-3), (200, 0.3e-3)))
+    # The same run, its batch-400 step recorded three times too slow: a per-sample cost of 4.3 µs, not 1 µs.
+    doctored = replace(honest, fit=StepTiming(400, (1.5e-3, 1.5e-3), 1.5e-3))
+    w = why.explain(run(0.2e-3, doctored))
+    assert w.line.per_sample == pytest.approx(1.3e-3 / 300) and not w.prediction.holds
+    assert w.prediction.ratio == pytest.approx(0.3e-3 / (0.2e-3 + 100 * 1.3e-3 / 300))
+    assert "The line does not hold for this model, so no advice comes from it." in why_sentences.line_sentence(w)
+    assert why_sentences.advice(w) is None
+    assert why_sentences.advice(why.explain(run(0.2e-3, honest))) is not None
+
+
+def test_each_round_is_held_against_the_epoch_it_went_before():
+    # The rounds of batch 400: 0.5 ms before epoch 2, 1.0 ms before epoch 3, whose calls ran at the same pace: the
+    # median of the two ratios to their epochs, times the run's own step.
+    r = run(0.2e-3, Measurements(fit=StepTiming(400, (0.5e-3, 1.0e-3), 0.7e-3)))
+    assert why.step_pace(r) == pytest.approx(0.2e-3)
+    assert why.explain(r).line.points[1] == (400, pytest.approx(0.75e-3))
+
+
+def test_the_bound_is_named_only_where_the_trace_puts_half_the_step():
+    gaps = {"runtime": 30e-6, "dispatch": 10e-6, "python": 5e-6}
+    compute = why.explain(run(0.2e-3, Measurements(trace=trace({"matmul": 110e-6, "input": 40e-6}, gaps))))
+    assert compute.bound == "compute" and compute.shares()["compute"] == pytest.approx(110 / 195)
+    said = why_sentences.bound_sentence(compute)
+    assert said == "compute-bound: 56% of the traced step is the layers' products (matmul/conv)."
+    mixed = why.explain(run(0.2e-3, Measurements(trace=trace({"matmul": 80e-6, "elementwise": 60e-6}, gaps))))
+    assert mixed.bound is None
+    assert why_sentences.bound_sentence(mixed).startswith("No single bound: of the traced step, the products take 43%")
+    overhead = why.explain(run(1e-3, Measurements(trace=trace({"matmul": 100e-6}, {"dispatch": 500e-6}))))
+    assert why_sentences.bound_sentence(overhead).startswith(
+        "overhead-bound: 83% of the traced step passes between ops"
     )
-    assert "A faster device would not help much" in advice
+    check = why_sentences.trace_check(compute)
+    assert "the run's own timer says 200 µs (0.98×)" in check and "Tracing made the copy's step +11%" in check
 
 
-def test_where_no_part_is_half_the_epoch_no_bound_is_named():
-    r = run(1.0, {**profile(0.6e-3, 4e-6), "compute_sample_seconds": 2.5e-6, "train_bytes_per_sample": 20_000})
-    s = why.run_split(r)
-    assert s.bound is None and s.share("fixed") == pytest.approx(0.36) and s.share("compute") == pytest.approx(0.15)
-    sentence = why.bound_sentence(s)
-    assert sentence.startswith("No single bound: of the 1.0 s epoch, the fixed cost per step 36%, the layers' products")
-    assert "-bound" not in sentence and why.advice(s).startswith("A larger batch would help")
-    assert "device" not in why.advice(s)  # no device advice without a bound
-
-
-def test_a_compute_bound_run_where_a_larger_batch_does_not_help():
-    # The CNN's kind: the profile's two batch sizes cost the same per sample.
-    r = run(3.0, {**profile(1e-4, 45e-6, (25, 100)), "compute_sample_seconds": 40e-6, "shape_gflops": 48.0}, steps=600)
-    s = why.run_split(r)
-    assert s.bound == "compute" and s.compute == pytest.approx(2.4)
-    assert why.bound_sentence(s).startswith(
-        "compute-bound: the layers' products at 48.0 GFLOP/s (a large square matmul"
+def test_the_floors_are_each_measured_alone_and_not_parts_of_the_step():
+    limits = Limits(peak_gflops=100.0, bandwidth_gbs=20.0)
+    w = why.explain(
+        run(
+            0.2e-3,
+            Measurements(
+                limits=limits, shapes=ShapeTiming((100, 400), 0.5e-6, 30.0), **timings((400, 0.5e-3), (200, 0.3e-3))
+            ),
+        )
     )
-    gain = (400 / (1e-4 + 400 * 45e-6)) / (100 / (1e-4 + 100 * 45e-6))
-    assert why.batch_gain(s) == (400, pytest.approx(gain), False)  # predicted: the run's batch is the larger one
-    assert why.advice(s).startswith(f"A larger batch would not help much: ×{gain:.2f} samples per second at batch 400")
-    assert "multiplies faster" in why.advice(s)
+    assert w.floors.products == pytest.approx(50e-6) and w.floors.peak == pytest.approx(31_400 * 100 / 100e9)
+    assert w.floors.memory == pytest.approx(4158 * 100 / 20e9)
+    said = why_sentences.floors_sentence(w)
+    assert said.startswith("Floors per step, each measured alone (the least a step could take, not parts of it): the")
+    assert "its 416 kB at 20.0 GB/s 21 µs" in said
 
 
-def test_model_fit_per_epoch_set_up_is_its_own_measured_part():
-    r = run(1.0, profile(1.5e-3, 1e-6), steps=500, first_extra=0.2)
-    s = why.run_split(r)
-    assert s.setup == pytest.approx(0.2, rel=1e-6) and s.explained == pytest.approx((0.75 + 0.05 + 0.2) / 1.0)
-
-
-def test_a_run_without_the_set_up_s_figures_has_no_split():
-    assert why.run_split(run(1.0, {})) is None
-
-
-def test_the_line_runs_through_the_run_s_own_step_and_the_other_batch_size_s_rounds():
-    # 600 steps in 0.18 s: the run's own step is 0.3 ms at batch 100; the rounds timed batch 400 at 0.71 ms.
-    r = run(0.18, {"profile_batch": 400, "profile_seconds": 0.71e-3}, first_extra=0.03)
-    own = 0.15 / 600
-    assert why.step_pace(r) == pytest.approx(own)
-    line = why.step_line(r)
-    assert line["profile_batches"] == [100, 400] and line["profile_step_seconds"] == [pytest.approx(own), 0.71e-3]
-    assert line["step_sample_seconds"] == pytest.approx((0.71e-3 - own) / 300)
-    assert line["step_fixed_seconds"] + 100 * line["step_sample_seconds"] == pytest.approx(own)
-    r.device.update(line)
-    s = why.run_split(r)
-    # The steps at the run's own pace and the first call's set-up: every second of these equal epochs.
-    assert s.setup == pytest.approx(0.03) and s.explained == pytest.approx(1.0)
-    assert why.batch_gain(s) == (400, pytest.approx((400 / 0.71e-3) / (100 / own)), True)
-    # Rounds recorded one before each steady epoch: each against that epoch's pace, times the run's own step.
-    r.device["profile_rounds"] = [0.6e-3, 3e-3]  # the second round met a busy moment that epoch 3's calls did not
-    assert why.step_line(r)["profile_step_seconds"][1] == pytest.approx(own * (0.6e-3 + 3e-3) / 2 / own)
-
-
-def test_steps_slower_than_the_run_s_median_step_are_said_as_unexplained():
-    r = run(0.18, {"profile_batch": 400, "profile_seconds": 0.71e-3})
-    slow = r.epochs[2]  # the machine was busy for one call of epoch 3: 0.09 s more
-    calls = [*slow.calls[:2], replace(slow.calls[2], call_seconds=slow.calls[2].call_seconds + 0.09), slow.calls[3]]
-    r.epochs[2] = replace(slow, calls=calls, train_seconds=0.27)
-    r.device.update(why.step_line(r))
-    s = why.run_split(r)
-    assert why.step_pace(r) == pytest.approx(0.18 / 600)  # the median step, as the undisturbed calls ran it
-    assert s.epoch == pytest.approx(0.225) and s.unexplained == pytest.approx(0.045)
-    assert s.explained == pytest.approx(0.18 / 0.225) and "the parts explain 80% of it" in why.bound_sentence(s)
-
-
-def test_two_points_no_line_of_costs_at_or_above_zero_joins_leave_the_run_s_own_step_whole():
-    # Batch 25 timed at 0.05 ms against the run's 0.3 ms at batch 100: a line through both costs a step less than
-    # nothing, so the step grows faster than its batch: all of it is per-sample work, as timed at the run's batch.
-    r = run(0.18, {"profile_batch": 25, "profile_seconds": 0.05e-3})
-    r.device.update(why.step_line(r))
-    s = why.run_split(r)
-    assert s.step_fixed == 0.0 and s.step_sample == pytest.approx(0.3e-3 / 100) and s.explained == pytest.approx(1.0)
-    # Batch 400 timed faster than the run's batch 100: no cost grows with the batch, the whole step is fixed.
-    r = run(0.18, {"profile_batch": 400, "profile_seconds": 0.2e-3})
-    line = why.step_line(r)
-    assert line["step_sample_seconds"] == 0.0 and line["step_fixed_seconds"] == pytest.approx(0.3e-3)
-    assert why.advice(_split(r, line)).startswith("A larger batch would help: ×6.0")
-    # No line without both points: no other batch size timed, or the same batch as the run's.
-    assert why.step_line(run(0.18, {})) == {}
-    assert why.step_line(run(0.18, {"profile_batch": 100, "profile_seconds": 0.3e-3})) == {}
-
-
-def _split(r: RunResult, line: dict) -> why.Split:
-    r.device.update(line)
-    return why.run_split(r)
+def test_an_old_file_without_a_third_batch_keeps_its_line_and_gets_no_advice():
+    # A version 3 run kept the rounds as loose keys of its device info.
+    old = RunResult.from_dict(
+        {
+            **run(0.2e-3, None).to_dict(),
+            "schema_version": 3,
+            "device": {
+                **run(0.2e-3, None).device,
+                "profile_batch": 400,
+                "profile_seconds": 0.5e-3,
+                "profile_rounds": [0.5e-3, 0.5e-3],
+                "peak_gflops": 90.0,
+            },
+        }
+    )
+    assert old.measured.fit == StepTiming(400, (0.5e-3, 0.5e-3), 0.5e-3) and old.measured.limits.peak_gflops == 90.0
+    w = why.explain(old)
+    assert w.line is not None and w.prediction is None and why_sentences.advice(w) is None
+    assert "It was not tested on a third batch size" in why_sentences.line_sentence(w)
+    assert old.to_dict()["device"]["profile_batch"] == 400 and "measured" not in old.to_dict()  # written back as it was
 
 
 @pytest.fixture(scope="module")
-def small_run_and_sweep():
-    """The same small model and step as a run (profiled in its set-up) and as a real two-point sweep."""
+def traced_run(fashion_mnist):
+    """The tutorial's softmax, its step traced after epoch 1: one XLA program a call, whose HloProto the trace holds."""
+    from core.engine.training import train
+
+    result = train(
+        TrainConfig(
+            dataset="fashion_mnist", train_subset=12_000, epochs=3, optimizer="sgd", learning_rate=0.1, xla="on"
+        )
+    )
+    assert result.status == "completed", result.error
+    return result
+
+
+def test_a_real_trace_splits_the_step_and_is_checked_against_the_run_s_own_timer(traced_run):
+    w = why.explain(traced_run)
+    t = w.trace
+    # Read from the trace: the products, the loss's and the optimizer's ops, the batch's gathers, and gaps.
+    assert t.steps >= 20 and t.ops["matmul"] > 0 and t.ops["loss"] > 0 and t.ops["input"] > 0
+    assert t.ops["optimizer"] > 0 and sum(t.gaps.values()) > 0
+    assert sum(t.ops.values()) + sum(t.gaps.values()) == pytest.approx(t.step_seconds, rel=1e-6)
+    # The trace's clock against the host's, on the same window: two clocks, one window.
+    assert t.step_seconds == pytest.approx(t.timer_step_seconds, rel=0.05)
+    assert 0.2 < w.trace_vs_timer < 5  # another copy, other steps, another clock: said on the page, not forced
+    assert traced_run.trace and 10_000 < t.file_bytes and t.cost_seconds > 0
+    assert why_sentences.trace_check(w).startswith(f"TensorFlow's profiler traced {t.steps:,} steps of a copy")
+    # Record raw, derive on read: the file holds the trace's reading, no line or share of it.
+    stored = traced_run.to_dict()
+    assert stored["schema_version"] == 4 and "step_fixed_seconds" not in stored["device"]
+    assert set(stored["measured"]) >= {"fit", "check", "trace", "limits", "shapes"}
+    assert RunResult.from_dict(stored).measured == traced_run.measured
+
+
+@pytest.fixture(scope="module")
+def swept():
+    """Two models, each as a run (measured after epoch 1) and a real sweep at its batch and four times it: the
+    tutorial's step at batch 8 without XLA (its dispatch outweighs 8 samples' work) and a wide MLP at batch 256."""
     from core.engine.sweep import run_sweep
     from core.engine.training import train
 
-    # Batch 8 without XLA: the graph loop's per-step dispatch outweighs 8 samples' work, so a larger batch clearly helps.
-    result = train(TrainConfig(dataset="synthetic", train_subset=8_192, batch_size=8, epochs=3, optimizer="sgd",
-                               learning_rate=0.01, xla="off"))  # fmt: skip
-    assert result.status == "completed", result.error
-    sweep = run_sweep(SweepConfig(batch_sizes=(8, 32), repeats=3, xla="off"))
-    assert sweep.status == "completed", sweep.error
-    return result, sweep
+    cases = {}
+    for name, model, batch, hidden in (("dispatch", "softmax", 8, 128), ("work", "mlp", 256, 1024)):
+        settings = dict(dataset="synthetic", model=model, hidden_units=hidden, xla="off")
+        config = TrainConfig(train_subset=16 * batch * 4, batch_size=batch, epochs=3, optimizer="sgd", **settings)
+        result = train(config)
+        assert result.status == "completed", result.error
+        sweep = run_sweep(SweepConfig(batch_sizes=(batch, 4 * batch), repeats=3, **settings))
+        assert sweep.status == "completed", sweep.error
+        rates = {p.batch_size: p.samples_per_second for p in sweep.points}
+        cases[name] = (result, rates[4 * batch] / rates[batch])
+    return cases
 
 
-def test_the_advice_agrees_with_a_real_sweep_of_the_same_model(small_run_and_sweep):
-    result, sweep = small_run_and_sweep
-    s = why.run_split(result)
-    assert s is not None and result.device["profile_batches"] == [8, 32]
-    # The line's points: the run's own step at batch 8, and batch 32's rounds, one before each steady epoch.
-    assert result.device["profile_step_seconds"][0] == why.step_pace(result)
-    assert len(result.device["profile_rounds"]) == 2 and result.device["why_round_seconds"] > 0
-    assert 0 < result.device["why_setup_seconds"] < 60
-    larger, gain, timed = why.batch_gain(s)
-    rates = {p.batch_size: p.samples_per_second for p in sweep.points}
-    swept = rates[32] / rates[8]
-    assert larger == 32 and timed and swept > 0
-    # The set-up's two steps and the sweep's points time the same step; how closely their gains agree depends on the
-    # machine's load, so it is printed here and measured by bench/why.py, not asserted (two timings on shared cores).
-    print(f"batch 32 over batch 8: the set-up's line {gain:.2f}x, the sweep {swept:.2f}x")
-    # The advice is the line's: a larger batch is advised exactly when the line says it gains enough.
-    assert why.advice(s).startswith("A larger batch would help") == (gain >= why.HELPS), (gain, why.advice(s))
-    # The parts are each measured and add up, within what a shared 2-core machine allows for a 60-step epoch.
-    # Compute is left out only where the set-up could not time the layers' products (it says so: no figure).
-    timed_compute = {"compute"} if roofline.measured(result.device.get("compute_sample_seconds")) else set()
-    assert 0.5 < s.explained < 2.0 and set(s.parts()) >= {"fixed", "memory", "other", "setup"} | timed_compute
+def test_the_advice_s_direction_agrees_with_a_real_sweep_of_the_same_model(swept):
+    decided = []
+    for name, (result, gain) in swept.items():
+        w = why.explain(result)
+        advice = why_sentences.advice(w) or ""
+        print(f"{name}: the sweep's gain at 4x the batch {gain:.2f}; the page: {advice or 'no advice'}")
+        if gain >= 1.3:
+            assert advice.startswith("A larger batch would help"), (name, gain, advice, why_sentences.line_sentence(w))
+            decided.append(name)
+        elif gain < 1.05:
+            assert not advice.startswith("A larger batch would help"), (name, gain, advice)
+            decided.append(name)
+    assert "dispatch" in decided, swept["dispatch"][1]  # batch 8's dispatch: a larger batch clearly pays

@@ -35,7 +35,7 @@ def devices_ui(hw: hardware_check.Hardware, snap: watcher.JobsNow) -> None:
         if s.result and s.result.device.get("variables_on"):
             lived = _("variables lived on {device}").format(device=s.result.device["variables_on"])
             rows.append((_("Last run, {label}").format(label=label), lived))
-            rows.append((_("Limits used, {label}").format(label=label), roofline.limits_text(s.result.device)))
+            rows.append((_("Limits used, {label}").format(label=label), roofline.limits_text(s.result)))
     head = _("| | This machine |")
     st.markdown(head + "\n|---|---|\n" + "\n".join(f"| **{_(k)}** | {v} |" for k, v in rows))
     if not hw.gpus and not hw.nodes:

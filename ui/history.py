@@ -5,9 +5,11 @@ Run by st.navigation as a page (the guard at the bottom). Reads the store only w
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
-from core.history import archive
+from core.history import archive, profiles
 from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
 from core.history.store import Store, StoreError
@@ -214,6 +216,17 @@ def actions_ui(store: Store, picked: list[HistoryRow]) -> None:
     left.download_button(json_label, lambda: data, name, mime, key="history_json", on_click="ignore")
     csv_label = ngettext("Download run · CSV", "Download {n} runs · CSV", n).format(n=n)
     middle.download_button(csv_label, lambda: csv, "epochs.csv", "text/csv", key="history_csv", on_click="ignore")
+    traced = {f"run-{p.run_id}": (p.host or "host", found) for p in picked if (found := store.trace(p.run_id))}
+    if traced:  # each picked run's profiler trace, as log directories TensorBoard's profile plugin opens
+        label = ngettext("Download trace · TensorBoard", "Download {n} traces · TensorBoard", len(traced))
+        middle.download_button(
+            label.format(n=len(traced)),
+            partial(profiles.profile_zip, traced),
+            "traces.zip",
+            "application/zip",
+            key="history_trace",
+            on_click="ignore",
+        )
     deletable = [p.run_id for p in picked if p.status != "running"]
     right.button(ngettext("Delete run…", "Delete {n} runs…", n).format(n=n), key="history_delete", on_click=ask_delete,
                  args=(deletable,), disabled=not deletable or not access.allowed(),

@@ -16,25 +16,9 @@ import pandas as pd
 import streamlit as st
 
 from core import roofline, why
-from core.i18n import N_, _
+from core.i18n import _
 from core.results import RunResult, SweepPoint
-from ui import charts, words
-
-CAVEAT = N_(
-    "Each part is measured before the run or from its own calls: the fixed cost per step and the cost per sample "
-    "from the run's step timed at two batch sizes, the layers' products timed alone at the model's shapes, memory "
-    "traffic at the measured bandwidth, the epoch's set-up from its first call. What they leave out is shown as "
-    "unexplained, not forced to add up."
-)
-PARTS = {
-    "fixed": N_("fixed cost per step"),
-    "compute": N_("products at these shapes"),
-    "memory": N_("memory at bandwidth"),
-    "other": N_("other per-sample work"),
-    "setup": N_("epoch set-up"),
-    "unexplained": N_("unexplained"),
-}
-PART_COLOURS = ("#D55E00", "#0072B2", "#009E73", "#56B4E9", "#CC79A7", "#BBBBBB")
+from ui import charts, step_trace, words
 
 
 def roof_frame(roofs: Sequence[roofline.Roof], low: float, high: float) -> pd.DataFrame:
@@ -122,81 +106,33 @@ def roofline_chart(
     return charts._style(alt.layer(dot, roof), _("Roofline"), _("grey lines = each device's roofs, dots = the runs"))
 
 
-def breakdown_frame(splits: Sequence[why.Split], runs: Sequence[str]) -> pd.DataFrame:
-    """One row per run and part (seconds); a part not measured is left out, the unexplained only where positive."""
-    rows = [
-        {"run": run, "part": _(PARTS[name]), "order": i, "seconds": value, "epoch_seconds": b.epoch}
-        for b, run in zip(splits, runs, strict=True)
-        for i, (name, value) in enumerate({**b.parts(), "unexplained": b.unexplained}.items())
-        if value > 0
-    ]
-    return pd.DataFrame(rows, columns=["run", "part", "order", "seconds", "epoch_seconds"])
-
-
-def breakdown_chart(splits: Sequence[why.Split], runs: Sequence[str]):
-    """A stacked bar per run of where its mean steady epoch goes, in measured parts."""
-    frame = breakdown_frame(splits, runs)
-    colour = alt.Color(
-        "part:N",
-        title=None,
-        sort=[_(p) for p in PARTS.values()],
-        scale=alt.Scale(domain=[_(p) for p in PARTS.values()], range=list(PART_COLOURS)),
-        legend=alt.Legend(orient="bottom", columns=1, labelLimit=0),  # one a row: a half-width chart cut two columns
-    )
-    bars = (
-        alt.Chart(frame)
-        .mark_bar()
-        .encode(
-            x=alt.X("sum(seconds):Q", title=_("Seconds of a steady epoch"), stack="zero"),
-            # A run's label on two lines, device then what differs: "CPU" / "(multi-step loop, XLA)", never cut.
-            y=alt.Y(
-                "run:N",
-                title=None,
-                sort=list(runs),
-                axis=alt.Axis(labelLimit=0, labelExpr="split(replace(datum.label, ' (', '\\n('), '\\n')"),
-            ),
-            color=colour,
-            order=alt.Order("order:Q"),
-            tooltip=[
-                alt.Tooltip("run:N", title=_("Run")),
-                alt.Tooltip("part:N", title=_("Part")),
-                alt.Tooltip("seconds:Q", title=_("Seconds"), format=".4f"),
-                alt.Tooltip("epoch_seconds:Q", title=_("Epoch (s)"), format=".3f"),
-            ],
-        )
-    )
-    return charts._style(bars, _("Where an epoch goes"), _("mean steady epoch, in measured parts"))
-
-
 def runs_ui(results: Sequence[RunResult], labels: Sequence[str]) -> None:
-    """Under Train's charts: each run on its device's roofline, where its epoch goes, the bound and the advice."""
+    """Under Train's charts: each run on its device's roofline, where its traced step goes, the bound, the line and
+    its test, the floors and the advice."""
     colours = {lb: charts.PALETTE[i % len(charts.PALETTE)] for i, lb in enumerate(labels)}
     roofs = {}
     for r in results:
         if r.epochs and roofline.run_point(r, _device(r)):
-            roofs.setdefault(_device(r), roofline.roof(_device(r), r.device))
+            roofs.setdefault(_device(r), roofline.run_roof(r, _device(r)))
     plotted = [(p, lb) for r, lb in zip(results, labels, strict=True) if (p := roofline.run_point(r, _device(r)))]
-    splits = [(s, r, lb) for r, lb in zip(results, labels, strict=True) if (s := why.run_split(r))]
-    if not plotted and not splits:
+    explained = [(w, r, lb) for r, lb in zip(results, labels, strict=True) if (w := why.explain(r))]
+    traced = [(w, lb) for w, _r, lb in explained if w.trace]
+    if not plotted and not explained:
         return
     left, right = st.columns(2)
     if plotted:
         points, names = _unzip(plotted)
         charts.show(left, roofline_chart(list(roofs.values()), points, names, [colours[n] for n in names]))
-    if splits:
-        charts.show(right, breakdown_chart([s for s, _r, _lb in splits], [lb for _s, _r, lb in splits]))
+    if traced:
+        charts.show(right, step_trace.trace_chart([w for w, _lb in traced], [lb for _w, lb in traced]))
     for r, label in zip(results, labels, strict=True):
-        if r.steady_epochs() and not why.run_split(r):
-            said = _("{label}: where its epoch goes needs the step profile a run records before its first epoch; this "
-                     "run has none (an older file).")  # fmt: skip
+        if r.steady_epochs() and not why.explain(r):
+            said = _(
+                "{label}: where its step goes needs the measurements a run makes after its first epoch; this run "
+                "has none (an older file)."
+            )
             st.caption(words.plain(said.format(label=label)))
-    for s, r, label in splits:
-        st.markdown(f"- **{words.plain(label)}**: {words.plain(why.bound_sentence(s))} {words.plain(why.advice(s))}")
-        if unmeasured := _unmeasured(r.device):
-            st.caption(words.plain(_("{label}: {unmeasured} not measured.").format(label=label, unmeasured=unmeasured)))
-        if note := limits_note(r.device):
-            st.caption(words.plain(_("{label}: {words}").format(label=label, words=note)))
-    st.caption(_(CAVEAT))
+    step_trace.sentences_ui(explained, _unmeasured, limits_note)
 
 
 def sweep_ui(points: Sequence[SweepPoint], model: dict, devices: dict) -> None:
@@ -211,19 +147,15 @@ def sweep_ui(points: Sequence[SweepPoint], model: dict, devices: dict) -> None:
                  "measured matrix-multiply peak and memory bandwidth."))  # fmt: skip
 
 
-def limits_text(info: dict) -> str:
-    """'peak 176 GFLOP/s (this server's) · bandwidth 16.6 GB/s · fixed cost per step 81 µs' from a run's device info."""
-    peak, bandwidth, fixed = (
-        roofline.measured(info.get(k)) for k in ("peak_gflops", "bandwidth_gbs", "step_fixed_seconds")
-    )
-    source = {"server": _(" (this server's)"), "process": _(" (its process's)")}.get(info.get("peak_source") or "", "")
+def limits_text(result: RunResult) -> str:
+    """'peak 176 GFLOP/s (this server's) · bandwidth 16.6 GB/s' from a run's measured limits."""
+    found = roofline.limits(result)
+    peak, bandwidth = (roofline.positive(found.get(k)) for k in ("peak_gflops", "bandwidth_gbs"))
+    source = {"server": _(" (this server's)"), "process": _(" (its process's)")}.get(found.get("peak_source") or "", "")
     return " · ".join(
         [
             _("peak {peak:,.0f} GFLOP/s{source}").format(peak=peak, source=source) if peak else _("peak not measured"),
             _("bandwidth {bw:,.1f} GB/s").format(bw=bandwidth) if bandwidth else _("bandwidth not measured"),
-            _("fixed cost per step {us:,.0f} µs").format(us=fixed * 1e6)
-            if fixed
-            else _("fixed cost per step not measured"),
         ]
     )
 
@@ -232,33 +164,37 @@ def _device(result: RunResult) -> str:
     return str(result.device.get("label") or str(result.config.get("device", "?")).upper())
 
 
-def _unmeasured(info: dict) -> str:
+def _unmeasured(result: RunResult) -> str:
+    found, shapes = roofline.limits(result), result.measured.shapes if result.measured else None
     names = {
-        "peak_gflops": _("Peak"),
-        "bandwidth_gbs": _("bandwidth"),
-        "compute_sample_seconds": _("the products' rate"),
+        _("Peak"): found.get("peak_gflops"),
+        _("bandwidth"): found.get("bandwidth_gbs"),
+        _("the products' rate"): getattr(shapes, "sample_seconds", None),
     }
-    return _(" and ").join(words for key, words in names.items() if roofline.measured(info.get(key)) is None)
+    return _(" and ").join(name for name, value in names.items() if roofline.positive(value) is None)
 
 
 # A run's own quick measurement of the peak that departs from the shared figure by more than this is said.
 DEPARTS = 0.20
 
 
-def limits_note(info: dict) -> str | None:
+def limits_note(result: RunResult) -> str | None:
     """Where the run's own peak measurement departs from the figure it used by more than DEPARTS, one sentence."""
-    shared, own = roofline.measured(info.get("peak_gflops")), roofline.measured(info.get("own_peak_gflops"))
+    found = roofline.limits(result)
+    shared, own = roofline.positive(found.get("peak_gflops")), roofline.positive(found.get("own_peak_gflops"))
     if not shared or not own or abs(own / shared - 1) <= DEPARTS:
         return None
     if own < shared:
-        said = _("its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {off:.0%} below the "
-                 "{shared:,.0f} GFLOP/s this {source} measured and every run here uses: the machine was busier (or "
-                 "quieter) then.")  # fmt: skip
+        said = _(
+            "its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {off:.0%} below the "
+            "{shared:,.0f} GFLOP/s this {source} measured and every run here uses: the machine was busier then."
+        )
     else:
-        said = _("its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {off:.0%} above the "
-                 "{shared:,.0f} GFLOP/s this {source} measured and every run here uses: the machine was busier (or "
-                 "quieter) then.")  # fmt: skip
-    return said.format(own=own, off=abs(own / shared - 1), shared=shared, source=info.get("peak_source") or "process")
+        said = _(
+            "its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {off:.0%} above the "
+            "{shared:,.0f} GFLOP/s this {source} measured and every run here uses: the machine was quieter then."
+        )
+    return said.format(own=own, off=abs(own / shared - 1), shared=shared, source=found.get("peak_source") or "process")
 
 
 def _unzip(pairs) -> tuple[list, list]:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from core import compare, progress
+from core import compare, progress, roofline
 from core.history.rows import HistoryRow
 from core.i18n import N_, _
 from core.results import RunResult, SweepPoint
@@ -72,7 +72,7 @@ def achieved(result: RunResult) -> tuple[float | None, float | None]:
         gflops = statistics.median(rates)
     else:
         gflops = flops * rate / 1e9
-    peak = result.device.get("peak_gflops")
+    peak = roofline.limits(result).get("peak_gflops")
     return gflops, (gflops / peak if peak else None)
 
 

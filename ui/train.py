@@ -15,7 +15,7 @@ from core.cluster import said as cluster_said
 from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
-from core.history import recorder
+from core.history import profiles, recorder
 from core.i18n import N_, _
 from core.runner import JobStatus
 from core.runner import said as runner_said
@@ -143,6 +143,16 @@ def downloads_ui(runs: tuple[JobStatus, ...]) -> None:
         # Deferred (a callable): made when clicked, so no media file a rerun can replace before the browser fetched it.
         col.download_button(f"{label} · JSON", result.to_json, name, "application/json", on_click="ignore",
                             width="stretch")  # fmt: skip
+        if result.trace:  # the profiler's window of its step, as a log directory TensorBoard's profile plugin opens
+            zipped = partial(profiles.profile_zip, {slug(label): (result.host.get("hostname") or "host", result.trace)})
+            col.download_button(
+                _("{label} · trace (TensorBoard)").format(label=label),
+                zipped,
+                f"{slug(label)}-{result.run_id}-trace.zip",
+                "application/zip",
+                on_click="ignore",
+                width="stretch",
+            )
     table = charts.epochs_frame([r.to_frame() for r, _ in finished], [lb for _, lb in finished])
     cols[len(finished)].download_button(_("All epochs · CSV"), partial(table.to_csv, index=False), "epochs.csv",
                                         "text/csv", on_click="ignore", width="stretch")  # fmt: skip

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from core import compare, why
+from core import compare, why, why_sentences
 from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.config import (
     DATASETS,
@@ -82,12 +83,40 @@ def format_summary(result) -> str:
     acc = result.final_test_accuracy()
     acc_text = f"final test accuracy {acc:.4f}" if acc is not None else "no finished epoch"
     where = result.device.get("variables_on", "?")
-    split = why.run_split(result)
-    # The bound and the time to an accuracy first: the summary stays the last line, as scripts read it.
-    bound = f"{why.bound_sentence(split)} {why.advice(split)}\n" if split else ""
+    # The why and the time to an accuracy first: the summary stays the last line, as scripts read it.
+    bound = "".join(f"{line}\n" for line in why_lines(result))
     reached = compare.time_to_accuracy_sentence(result)
     race = f"{reached}\n" if reached else ""
     return f"{bound}{race}{result.status}: {steady}; {acc_text}; variables on {where}"
+
+
+def why_lines(result) -> list[str]:
+    """The run's why, a sentence a line: the bound and the trace's check, the line and its test, the advice."""
+    w = why.explain(result)
+    if w is None:
+        return []
+    said = (
+        why_sentences.bound_sentence(w),
+        why_sentences.trace_check(w),
+        why_sentences.line_sentence(w),
+        why_sentences.advice(w),
+    )
+    return [s for s in said if s]
+
+
+def write_trace(result, directory: str | None) -> str | None:
+    """The trace written under --profile-dir, as a sentence (None without the flag); a failure, said."""
+    if directory is None:
+        return None
+    if not result.trace:
+        return f"No trace was written to {directory}: this run traced no window of its step (it needs 2+ epochs)."
+    from core.history.profiles import write_profile_dir
+
+    try:
+        path = write_profile_dir(directory, result.run_id, result.host.get("hostname") or "host", result.trace)
+    except StoreError as err:
+        return str(err)
+    return without_controls(f"trace written to {path}: open it with tensorboard --logdir {directory} (Profile tab)")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -99,6 +128,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         return fail(str(err), EXIT_USAGE)
     if (code := check_json(args.json)) is not None:
         return code  # before the training, not after it
+    if args.profile_dir and os.path.exists(args.profile_dir) and not os.path.isdir(args.profile_dir):
+        return fail(
+            f"--profile-dir {args.profile_dir} is a file; name a folder (it is created if need be).", EXIT_USAGE
+        )
     from core.engine.training import train  # TensorFlow loads here, once the flags are known to be good
 
     try:
@@ -127,6 +160,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             return fail(sentence or f"Run {run_id} ended on {config.node} before its first epoch.")
     else:
         result = train(config, on_epoch=on_epoch, should_stop=stop_on_ctrl_c(), run_id=run_id)
+    if said := write_trace(result, args.profile_dir):
+        print(said, flush=True)
     return save_and_report(recorder, result, args.json, format_summary, "training failed.")
 
 
@@ -189,6 +224,7 @@ def train_on_node(config: TrainConfig, on_epoch, should_stop, run_id: str):
 def _train_flags(p: argparse.ArgumentParser) -> None:
     add_train_flags(p)
     p.add_argument("--json", metavar="FILE", help="write the run's result as JSON to FILE")
+    p.add_argument("--profile-dir", metavar="DIR", help="write the run's profiler trace under DIR, for TensorBoard")
     db_flag(p)
 
 

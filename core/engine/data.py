@@ -43,6 +43,16 @@ class Dataset:
     y_test: np.ndarray
     source: str
 
+    def head(self, rows: int) -> Dataset:
+        """The first `rows` training samples (from the first again where there are fewer) and one test sample: a
+        throwaway copy's data (core.engine.profile, core.engine.trace)."""
+        if rows <= len(self.x_train):
+            x, y = self.x_train[:rows], self.y_train[:rows]
+        else:
+            picked = np.arange(rows) % len(self.x_train)
+            x, y = self.x_train[picked], self.y_train[picked]
+        return Dataset(self.name, x, y, self.x_test[:1], self.y_test[:1], self.source)
+
 
 @dataclass(frozen=True)
 class Availability:

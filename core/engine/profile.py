@@ -1,5 +1,5 @@
-"""The run's step at a second batch size, timed beside its steady epochs: with the run's own step, a fixed cost per
-step and a cost per sample.
+"""The run's step at two more batch sizes, timed beside its steady epochs: with the run's own step, a line of a fixed
+cost per step and a cost per sample, and a third point that the line must predict.
 
 seconds per step = fixed + batch x per_sample, from two points ("time the same step at two batch sizes to see the
 overhead": Horace He, Making Deep Learning Go Brrrr). One point is the run's own step at its batch, as its steady
@@ -10,7 +10,8 @@ first rows of the run's training data, and trains a short epoch that traces (and
 epoch, in that epoch's turn, so whatever else the machine is doing slows both points alike. A round's calls are cut
 from the marks the mode records anyway, as the run's own are (core.engine.timeline); each call after a round's first
 gives a seconds per step, and each round's median call is held against the epoch it went just before
-(core.why.step_line). Nothing here touches the run's model, its batches or its timed epochs.
+(core.why.step_line). The third batch size, between the two, is timed in the same rounds: the line is not fitted on
+it, so its prediction there is a test the line can fail (core.why.prediction). Nothing here touches the run's model, its batches or its timed epochs.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from core.engine import models, timeline
 from core.engine.executions import REGISTRY
 from core.engine.job import Cancelled, never_stop
 from core.results import MAX_CALLS_PER_EPOCH
+from core.results.measurements import StepTiming
 
 # Timed steps per round, sized from a guess of the step (the step floor plus FLOPs at GUESS_GFLOPS) to about
 # ROUND_SECONDS of work, within MIN_STEPS..MAX_STEPS.
@@ -56,8 +58,7 @@ def _execution(config: TrainConfig, data: datasets.Dataset, jit_compile: bool, b
     # Never more rows than the data has: a run of a few hundred samples profiles on fewer steps.
     steps = max(2, min(max(MIN_STEPS, min(MAX_STEPS, math.ceil(ROUND_SECONDS / guess))), len(data.x_train) // batch))
     rows = steps * batch
-    small = datasets.Dataset(data.name, data.x_train[:rows], data.y_train[:rows], data.x_test[:1], data.y_test[:1],
-                             data.source)  # fmt: skip
+    small = data.head(rows)
     probe_config = replace(config, batch_size=batch, train_subset=rows, epochs=1)
     model = models.build(config.model, config.hidden_units, config.precision)
     execution = REGISTRY[config.execution](probe_config, model, small, jit_compile)
@@ -77,22 +78,32 @@ def _epoch(execution, should_stop=never_stop) -> list[float]:
     return paces or [(ended - began) / execution.steps]  # one execution per epoch: the whole epoch
 
 
-# bench/why.py sets this to also time a throwaway step at the run's own batch in each round: how closely the profile's
-# step reproduces the run's, measured beside the same epochs (the product times only the other batch size).
-ALSO_OWN_BATCH = False
+def check_batch(batch: int, other: int) -> int | None:
+    """The third batch size, between the line's two: their geometric mean, where it differs from both."""
+    between = round(math.sqrt(batch * other))
+    return between if between not in (batch, other) else None
 
 
 class Rounds:
-    """The run's step at another batch size (other_batch), built and traced now, then timed a round at a time."""
+    """The run's step at two other batch sizes, built and traced now, then timed a round at a time: other_batch, the
+    line's second point, and check_batch, which the line is not fitted on and must predict (core.why)."""
 
-    def __init__(self, config: TrainConfig, data: datasets.Dataset, jit_compile: bool, flops_per_sample: float,
-                 floor_seconds: float | None = None):  # fmt: skip
+    def __init__(
+        self,
+        config: TrainConfig,
+        data: datasets.Dataset,
+        jit_compile: bool,
+        flops_per_sample: float,
+        floor_seconds: float | None = None,
+    ):
         """config.batch_size is the global batch (MirroredStrategy's replicas included). Build inside the run's
-        device scope (or strategy scope), before the run's seed is set: the throwaway model draws its own weights."""
+        device scope (or strategy scope), before the run's seed is set: the throwaway models draw their own weights."""
         self.batch = other_batch(config.batch_size, flops_per_sample, floor_seconds, len(data.x_train))
-        batches = [self.batch] + ([config.batch_size] if ALSO_OWN_BATCH else [])
-        self._executions = {b: _execution(config, data, jit_compile, b, guess_step(b, flops_per_sample, floor_seconds))
-                         for b in batches}  # fmt: skip
+        self.check = check_batch(config.batch_size, self.batch)
+        batches = [b for b in (self.batch, self.check) if b is not None]
+        self._executions = {
+            b: _execution(config, data, jit_compile, b, guess_step(b, flops_per_sample, floor_seconds)) for b in batches
+        }
         self.seconds: dict[int, list[float]] = {b: [] for b in batches}  # each round's median call's seconds per step
         self._paces: dict[int, list[float]] = {b: [] for b in batches}  # every call's, over the rounds
         self.round_seconds = 0.0  # wall-clock seconds the rounds took, set-up of each included
@@ -114,18 +125,12 @@ class Rounds:
             self._executions = {}
         self.round_seconds += time.perf_counter() - began
 
-    def info(self) -> dict:
-        """The device info's record of the rounds: core.why.step_line draws the line through them and the run's step."""
-        found = self._paces[self.batch]
-        info = {
-            "profile_batch": self.batch,
-            "profile_rounds": list(self.seconds[self.batch]),
-            "profile_seconds": statistics.median(found) if found else None,  # the median call over every round
-            "why_round_seconds": self.round_seconds,
-        }
-        if len(self._paces) > 1 and (own := next(v for b, v in self._paces.items() if b != self.batch)):
-            info["profile_own_batch_seconds"] = statistics.median(own)
-        return info
+    def timing(self, batch: int | None) -> StepTiming | None:
+        """What the rounds timed at `batch` (self.batch or self.check): each round's step and the median call."""
+        if batch is None or not self.seconds.get(batch):
+            return None
+        paces = self._paces[batch]
+        return StepTiming(batch, tuple(self.seconds[batch]), statistics.median(paces) if paces else None)
 
 
 def rounds_or_none(config, data, jit_compile: bool, flops_per_sample: float, floor_seconds: float | None = None):

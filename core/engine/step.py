@@ -102,6 +102,7 @@ class StepRunner:
         self._most = max(1, math.ceil(batches / min_calls))
         self.chunk = 1  # steps in the next call; the first call traces the step
         self.per_step = math.inf  # seconds per step in the last call
+        self.held: int | None = None  # a call size kept whatever the calls take (a throwaway copy of a run's step)
 
     def run(self, order, steps: int, should_stop: StopCheck, on_call: CallCallback | None = None) -> StepTotals:
         """Run `steps` steps over `order`; Cancelled if should_stop() says so between calls; on_call after each call."""
@@ -126,7 +127,8 @@ class StepRunner:
             finished = time.perf_counter()
             self.per_step = max((finished - call_began) / count, 1e-7)
             shortest = int(MIN_CALL_SECONDS / self.per_step)
-            self.chunk = max(1, min(self._batches, int(TARGET_CALL_SECONDS / self.per_step), max(self._most, shortest)))
+            adapted = max(1, min(self._batches, int(TARGET_CALL_SECONDS / self.per_step), max(self._most, shortest)))
+            self.chunk = self.held or adapted
             done += count
             if on_call is not None:
                 on_call(done, finished, loss_sum, hits)

@@ -24,9 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from core import compare, device_kinds
+from core import device_kinds
 from core.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
-from core.crossover import crossover_sentence
 from core.engine import data as datasets
 from core.engine import devices, limits, models, traffic
 from core.engine import peak as peaks
@@ -43,7 +42,6 @@ __all__ = [
     "SweepConfig",
     "SweepPoint",
     "SweepResult",
-    "crossover_sentence",
     "points_frame",
     "run_sweep",
 ]
@@ -97,8 +95,8 @@ def _measure_point(config: SweepConfig, name: str, tf_device: str, pool, batch: 
     steps = config.steps or _auto_steps(runner.per_step)
     seconds = [runner.run(indices, steps, stop).seconds for _ in range(config.repeats)]
     rates = [steps * batch / s for s in seconds]
-    # The one speed measure (core.compare): every repeat's samples over every repeat's seconds.
-    rate = compare.Measurements(tuple(float(steps * batch) for _ in seconds), tuple(seconds), "repeat").rate
+    # Every repeat's samples over every repeat's seconds, as core.compare reads any steady state.
+    rate = steps * batch * len(seconds) / sum(seconds)
     gflops = result.model["train_flops_per_sample"] * rate / 1e9
     return SweepPoint(
         device=name,
@@ -196,6 +194,5 @@ def _sweep_device(config, name: str, tf_device: str, data, result: SweepResult, 
                     out_of_memory = f"Out of memory on {name} from batch {batch}; smaller batches only."
                     point = _failed_point(name, batch, out_of_memory)
             result.points.append(point)
-            result.crossover = crossover_sentence(result.points)
             if on_point is not None:
                 on_point(point, result)

@@ -14,14 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core import device_kinds, why
+from core import device_kinds
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine import devices, executions, flops, learned, limits, models, profile, shapes, timeline, traffic
+from core.engine import devices, executions, flops, learned, models, timeline, traffic
 from core.engine.executions import Execution, jit_compile_for
 from core.engine.job import Cancelled, StopCheck, check_placement, never_stop, run_job
+from core.engine.measure import device_limits, measure_device
 from core.engine.tf_setup import tf
 from core.results import EpochInProgress, EpochMetrics, RunResult, utc_now
+from core.results.measurements import Measurements
 
 __all__ = ["Cancelled", "EpochCallback", "ProgressCallback", "StopCheck", "train"]
 
@@ -108,26 +110,26 @@ def _run(result: RunResult, config: TrainConfig, hooks: Hooks, measurements: boo
     with strategy.scope() if strategy else tf().device(tf_device):
         setup = set_up(config, strategy, data, tf_device, jit_compile)
         result.device = device_record(config, tf_device, setup)
-        rounds = None  # the step at another batch size, timed just before each steady epoch (core.why)
+        measuring = None  # the set-up's measurements, then the rounds beside each steady epoch
         for epoch in range(1, config.epochs + 1):
             if epoch > 1:  # epoch 1 goes on in the set-up's turn: its first calls are drawn seconds after Run
                 hooks.turn()
             if epoch == 2 and measurements:
-                rounds = measure_device(result.device, setup.config, data, jit_compile, tf_device, hooks.should_stop)
-            if rounds is not None:  # in this epoch's turn, untimed: the load it meets is the epoch's
-                rounds.time(hooks.should_stop)
+                measuring = measure_device(setup, tf_device, hooks.should_stop)
+                result.measured, result.trace = measuring.record(), measuring.trace_file
+            if measuring is not None and measuring.rounds is not None:  # in this epoch's turn, untimed
+                measuring.rounds.time(hooks.should_stop)
             metrics = train_epoch(setup, epoch, result.epochs, hooks)
             if result.epochs:  # only the last epoch keeps what it learned: a file stays small
                 result.epochs[-1] = replace(result.epochs[-1], learned=None)
             result.epochs.append(metrics)
-            if rounds is not None:  # the line through the run's own step so far and the other batch size's
-                result.device.update(rounds.info())
-                result.device.update(why.step_line(result))  # reads the rounds' figures just stored
+            if measuring is not None:
+                result.measured = measuring.record()  # the rounds so far
             if hooks.on_epoch is not None:
                 hooks.on_epoch(metrics, result)
-        if measurements and "peak_gflops" not in result.device:  # a run of one epoch
+        if measurements and measuring is None:  # a run of one epoch: its device's limits, no step to trace
             hooks.turn()
-            measure_device(result.device, setup.config, data, jit_compile, tf_device, hooks.should_stop)
+            result.measured = Measurements(limits=device_limits(setup.config, tf_device, hooks.should_stop))
 
 
 def set_up(config: TrainConfig, strategy, data: datasets.Dataset, tf_device: str, jit_compile: bool) -> SetUp:
@@ -145,10 +147,18 @@ def set_up(config: TrainConfig, strategy, data: datasets.Dataset, tf_device: str
     execution = executions.REGISTRY[config.execution](run_config, model, data, jit_compile)
     strip = learned.strip_indices(data.y_test, config.seed)
     return SetUp(
-        config=run_config, data=data, tf_device=tf_device, jit_compile=jit_compile, replicas=replicas, model=model,
-        execution=execution, variables_on=variables_on, train_flops=flops.count(model).train, strip=strip,
+        config=run_config,
+        data=data,
+        tf_device=tf_device,
+        jit_compile=jit_compile,
+        replicas=replicas,
+        model=model,
+        execution=execution,
+        variables_on=variables_on,
+        train_flops=flops.count(model).train,
+        strip=strip,
         x_strip=tf().constant(data.x_test[strip]),
-    )  # fmt: skip
+    )
 
 
 def device_record(config: TrainConfig, tf_device: str, setup: SetUp | None = None) -> dict[str, Any]:
@@ -229,49 +239,3 @@ def _sending_progress(epoch: int, setup: SetUp, calls_so_far, hooks: Hooks) -> S
         return hooks.should_stop()
 
     return check
-
-
-def measure_device(
-    device: dict, config: TrainConfig, data: datasets.Dataset, jit_compile: bool, tf_device: str, stop: StopCheck
-) -> profile.Rounds | None:
-    """The device's limits and the why's set-up figures into the run's device info, alone (in a turn of their own);
-    the other batch size's step (profile.Rounds), to be timed beside each steady epoch, or None where it failed.
-
-    After epoch 1, not before it: they take seconds (the profile traces, and with XLA compiles, a model of its own),
-    and before epoch 1 they kept the race chart empty that long after Run. Every steady epoch still comes after
-    them. config.batch_size is the global batch. A Stop ends them between parts (raises Cancelled).
-    """
-    # Share of peak against a matmul in the compute dtype: a bfloat16 run against a bfloat16 peak.
-    device.update(limits.for_run(tf_device, models.COMPUTE_DTYPES[config.precision], stop))
-    device["peak_dtype"] = device["compute_dtype"]
-    if stop():
-        raise Cancelled
-    found, rounds = why_figures(config, data, jit_compile, tf_device, stop)
-    device.update(found)
-    if stop():
-        raise Cancelled
-    return rounds
-
-
-def why_figures(
-    config: TrainConfig, data: datasets.Dataset, jit_compile: bool, tf_device: str, stop: StopCheck = never_stop
-) -> tuple[dict, profile.Rounds | None]:
-    """The set-up's measurements for core.why, untimed: the products' seconds per sample; and the step at another
-    batch size, built and traced (profile.Rounds; None where that failed), whose rounds go beside the steady epochs.
-
-    config.batch_size is the global batch. Call inside the run's scope.
-    """
-    began = time.perf_counter()
-    counted = models.flops_per_sample(config.model, config.hidden_units).train
-    rounds = profile.rounds_or_none(config, data, jit_compile, counted)
-    if stop():
-        raise Cancelled
-    probe = models.build(config.model, config.hidden_units, config.precision)
-    batches = (config.batch_size, rounds.batch) if rounds else ()
-    dtype = models.COMPUTE_DTYPES[config.precision]
-    per_sample = shapes.measure_or_none(probe, batches, tf_device, dtype)
-    if per_sample is None and batches:  # two close batches' products can time within noise: a wider pair's slope
-        per_sample = shapes.measure_or_none(probe, (config.batch_size, 4 * config.batch_size), tf_device, dtype)
-    rate = shapes.rate(probe, per_sample)
-    return {"compute_sample_seconds": per_sample, "shape_gflops": rate,
-            "why_setup_seconds": time.perf_counter() - began}, rounds  # fmt: skip

@@ -24,6 +24,7 @@ from core.history.limits import RunFileError, show, show_key
 from core.history.schemas import SCHEMAS, TRAIN_KIND
 from core.i18n import _
 from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
+from core.results.measurements import Measurements
 
 # JSON Schema counts 1.0 as an integer; a file's whole numbers are written as 1, so anything else is refused.
 _TYPES = Draft202012Validator.TYPE_CHECKER.redefine(
@@ -149,6 +150,9 @@ def _run(data: dict[str, Any]) -> RunResult:
         finished_at=data.get("finished_at"),
         run_id=data.get("run_id"),
         schema_version=data["schema_version"],
+        measured=Measurements.from_dict(data["measured"])
+        if data.get("measured")
+        else Measurements.from_device(data["device"]),
     )
 
 

@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import quote
 
-from core.history import summary
+from core.history.migrations import MIGRATIONS as MIGRATIONS
 from core.history.paths import (  # re-exported: the names callers have always imported from here
     DB_ENV as DB_ENV,
 )
@@ -32,44 +32,6 @@ from core.history.paths import (
 from core.history.paths import is_damaged
 from core.i18n import N_, _
 
-# Migration N takes the file from user_version N-1 to N: SQL, or a function of the connection for what SQL
-# cannot compute. Append; never edit a released one.
-MIGRATIONS: tuple[tuple, ...] = (
-    (
-        """CREATE TABLE runs (
-            run_id TEXT PRIMARY KEY,
-            kind TEXT NOT NULL DEFAULT 'train',   -- other kinds (a batch-size sweep) keep their JSON in payload
-            status TEXT NOT NULL,
-            schema_version INTEGER NOT NULL,
-            config TEXT NOT NULL DEFAULT '{}',
-            host TEXT NOT NULL DEFAULT '{}',
-            device TEXT NOT NULL DEFAULT '{}',
-            error TEXT,
-            started_at TEXT,
-            finished_at TEXT,
-            stored_at TEXT NOT NULL,
-            origin TEXT NOT NULL DEFAULT 'local', -- 'local' or 'imported'
-            owner_host TEXT,                      -- while running: who writes it, to spot a dead writer
-            owner_pid INTEGER,
-            owner_token TEXT,
-            payload TEXT
-        )""",
-        "CREATE INDEX runs_by_kind_time ON runs (kind, started_at)",
-        """CREATE TABLE epochs (
-            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
-            epoch INTEGER NOT NULL,
-            metrics TEXT NOT NULL,                -- EpochMetrics as JSON: new fields need no migration
-            PRIMARY KEY (run_id, epoch)
-        ) WITHOUT ROWID""",
-    ),
-    (  # a training run's summary (core.history.summary), so listing never reads an epoch
-        "ALTER TABLE runs ADD COLUMN epochs_done INTEGER NOT NULL DEFAULT 0",
-        # No declared type: a value keeps the type its file gave it (1 stays 1, not 1.0), as the list printed it.
-        "ALTER TABLE runs ADD COLUMN final_test_accuracy",
-        "ALTER TABLE runs ADD COLUMN median_epoch_seconds",
-        summary.backfill,
-    ),
-)
 SCHEMA = len(MIGRATIONS)
 
 

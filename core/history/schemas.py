@@ -24,6 +24,9 @@ from core.config import (
     SweepConfig,
     TrainConfig,
 )
+from core.history.fields import SCALAR as _SCALAR
+from core.history.fields import closed, list_of, number, open_ended, text, whole
+from core.history.measured import MEASURED
 from core.results import MAX_CALLS_PER_EPOCH, MAX_STRIP, STATUSES
 
 NUM_CLASSES = 10  # every dataset's labels are 0..9
@@ -36,49 +39,6 @@ MAX_RATE = 1e13  # samples or GFLOP per second
 IMPORTABLE_STATUSES = ("completed", "cancelled", "failed", "interrupted")  # a running job is never in a file
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 MAX_CONFIG_LIST = max(MAX_DEVICES, MAX_BATCH_SIZES)  # the longest list a config holds
-_SCALAR = ["string", "number", "boolean", "null"]
-
-
-# -- field types, each with its allowed values in words ---------------------------------------------
-def _bounded(json_type: str, low: float, high: float | None, nullable: bool, words: str) -> dict[str, Any]:
-    schema = {"type": [json_type, "null"] if nullable else json_type, "minimum": low}
-    if high is not None:
-        schema["maximum"] = high
-    return {**schema, "description": words + (" or null" if nullable else "")}
-
-
-def number(low: float, high: float | None = None, nullable: bool = False) -> dict[str, Any]:
-    """A number from low to high (or at least low), maybe null."""
-    words = f"a number from {low:g} to {high:g}" if high is not None else f"a finite number of at least {low:g}"
-    return _bounded("number", low, high, nullable, words)
-
-
-def whole(low: int, high: int | None = None, nullable: bool = False) -> dict[str, Any]:
-    """A whole number (never true, never 1.0) from low to high (or at least low), maybe null."""
-    words = f"a whole number from {low} to {high}" if high is not None else f"a whole number of at least {low}"
-    return _bounded("integer", low, high, nullable, words)
-
-
-def text(nullable: bool = False) -> dict[str, Any]:
-    """A string, maybe null."""
-    return {"type": ["string", "null"] if nullable else "string", "description": "text or null" if nullable else "text"}
-
-
-def closed(properties: dict[str, Any], required: tuple[str, ...] = (), words: str = "an object ({...})") -> dict:
-    """An object with these fields only."""
-    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False,
-            "description": words}  # fmt: skip
-
-
-def open_ended(properties: dict[str, Any], words: str = "an object ({...})") -> dict:
-    """An object whose known fields are checked and whose other fields (a newer build's) are kept."""
-    return {"type": "object", "properties": properties, "description": words}
-
-
-def list_of(items: dict[str, Any], max_items: int | None = None, words: str = "a list") -> dict[str, Any]:
-    """A JSON array of items."""
-    schema = {"type": "array", "items": items, "description": words}
-    return {**schema, "maxItems": max_items} if max_items is not None else schema
 
 
 TIMESTAMP = {
@@ -290,8 +250,14 @@ RUN_V3 = closed(
     required=tuple(RUN_V1["required"]),
 )  # fmt: skip
 
+# -- version 4: what the engine measured beside the epochs, a typed record (core.results.measurements) ----------
+RUN_V4 = closed(
+    {**RUN_V3["properties"], "schema_version": {"const": 4, "description": "4"}, "measured": MEASURED},
+    required=(*RUN_V1["required"], "measured"),  # written on every run, null where nothing was measured
+)
+
 TRAIN_KIND = "train"  # a training run's file may leave "kind" out
 SCHEMAS: dict[str, dict[int, dict[str, Any]]] = {
-    TRAIN_KIND: {1: RUN_V1, 2: RUN_V2, 3: RUN_V3},
+    TRAIN_KIND: {1: RUN_V1, 2: RUN_V2, 3: RUN_V3, 4: RUN_V4},
     "sweep": {1: SWEEP_V1},
 }

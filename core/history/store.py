@@ -18,18 +18,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from core.history import database, importer, paths, recorder, summary, tables
+from core.history import database, paths, recorder, summary, tables
 from core.history.database import connect, new_run_id, open_read_only, open_reader, process_token
-from core.history.importer import ImportOutcome, RunFileError
+from core.history.exchange import FileExchange
+from core.history.importer import RunFileError
 from core.history.paths import StoreError, default_db_path
-from core.history.rows import HistoryRow, SweepRow, result_csv, sweep_row, unreadable_sweep_row
+from core.history.rows import HistoryRow, SweepRow, sweep_row, unreadable_sweep_row
 from core.i18n import _
 from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
 
 __all__ = ["Store", "StoreError", "attach", "default_db_path", "get_store", "new_run_id"]
 
 
-class Store:
+class Store(FileExchange):
     """The run history of training runs and sweeps: one connection writes, another reads, each behind its lock.
 
     In WAL mode a reader never waits for a writer, so the History view lists while this process's writer waits
@@ -112,8 +113,15 @@ class Store:
             tables.require_train(db, run_id)
             if result is not None:
                 db.execute(
-                    "UPDATE runs SET host = ?, device = ?, started_at = COALESCE(?, started_at) WHERE run_id = ?",
-                    (tables.to_json(result.host), tables.to_json(result.device), result.started_at, run_id),
+                    "UPDATE runs SET host = ?, device = ?, measured = ?, started_at = COALESCE(?, started_at)"
+                    " WHERE run_id = ?",
+                    (
+                        tables.to_json(result.host),
+                        tables.to_json(result.device),
+                        tables.measured_json(result),
+                        result.started_at,
+                        run_id,
+                    ),
                 )
             tables.write_epochs(db, run_id, [metrics])
             summary.after_epoch(db, run_id, metrics, self._running.setdefault(run_id, summary.Running()))
@@ -142,53 +150,6 @@ class Store:
     def _ended(self, run_id: str | None) -> None:
         database.LIVE.discard(run_id)
         self._running.pop(run_id, None)
-
-    # -- importing and exporting files ---------------------------------------------
-    def import_file(self, source: bytes | str | os.PathLike) -> ImportOutcome:
-        """Add a training run or a sweep from a JSON file (its bytes, or its path) written by train --json, sweep --json
-        or export; raises RunFileError (the store unchanged) for a bad file."""
-        is_bytes = isinstance(source, (bytes, bytearray))
-        result = importer.parse_result_file(source) if is_bytes else importer.read_result_file(source)
-        if result.run_id is None:  # an id-less file: its content names it, so a second import matches
-            result.run_id = importer.content_id(result)
-        with self._tx() as db:  # check and insert in one transaction, so two importers cannot both add it
-            row = db.execute("SELECT 1 FROM runs WHERE run_id = ?", (result.run_id,)).fetchone()
-            if row is None:
-                tables.write(db, result, "imported")
-                return ImportOutcome(result.run_id, True, result)
-        try:
-            existing = self.get(result.run_id) or self.get_sweep(result.run_id)
-        except StoreError:  # a stored sweep that cannot be read is never the same as a good file
-            existing = None
-        if existing is not None and existing.to_dict() == result.to_dict():
-            return ImportOutcome(result.run_id, False, existing)
-        if importer.completes(existing, result) and self._replace(existing, result):
-            return ImportOutcome(result.run_id, True, result, replaced=existing)
-        different = importer.FILE_KINDS[getattr(result, "kind", "train")].different
-        raise RunFileError(_(different).format(run_id=result.run_id))
-
-    def _replace(self, partial: RunResult, result: RunResult) -> bool:
-        """Write `result` over the stored `partial` run, if the row is still as it was read; whether it was."""
-        with self._tx() as db:
-            row = db.execute("SELECT status, epochs_done FROM runs WHERE run_id = ?", (partial.run_id,)).fetchone()
-            if row != (partial.status, len(partial.epochs)):
-                return False
-            tables.write_run(db, result, "local")  # the row keeps its origin: it is still the run that began here
-        return True
-
-    def export_json(self, run_id: str) -> str:
-        """A run or a sweep as the file `train --json` or `sweep --json` writes (raises KeyError if unknown)."""
-        return self._must_get(run_id).to_json()
-
-    def export_csv(self, run_id: str) -> str:
-        """A run's epochs or a sweep's points as CSV (raises KeyError if unknown)."""
-        return result_csv(self._must_get(run_id))
-
-    def _must_get(self, run_id: str) -> RunResult | SweepResult:
-        result = self.get(run_id) or self.get_sweep(run_id)
-        if result is None:
-            raise KeyError(run_id)
-        return result
 
     # -- reading runs --------------------------------------------------------------------
     def get(self, run_id: str) -> RunResult | None:
@@ -272,10 +233,16 @@ class Store:
             said = _("The run history {path} holds sweep {run_id}, which it cannot read: {problem}")
             raise StoreError(said.format(path=self.path, run_id=run_id, problem=err)) from None
 
+    def trace(self, run_id: str) -> bytes | None:
+        """A run's profiler trace as the engine kept it (an XSpace, gzipped), or None where it has none."""
+        rows = self._query("SELECT xspace FROM traces WHERE run_id = ?", (run_id,))
+        return bytes(rows[0][0]) if rows else None
+
     def delete(self, run_id: str) -> bool:
-        """Remove a run and its epochs, or a sweep; False if there was none."""
+        """Remove a run and its epochs and trace, or a sweep; False if there was none."""
         with self._tx() as db:
             db.execute("DELETE FROM epochs WHERE run_id = ?", (run_id,))
+            db.execute("DELETE FROM traces WHERE run_id = ?", (run_id,))
             return db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount > 0
 
 

@@ -18,8 +18,9 @@ from core.history.paths import StoreError
 from core.history.rows import HistoryRow, execution_name
 from core.i18n import _
 from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
+from core.results.measurements import Measurements
 
-RUN_COLUMNS = "run_id, status, schema_version, config, host, device, error, started_at, finished_at, origin"
+RUN_COLUMNS = "run_id, status, schema_version, config, host, device, error, started_at, finished_at, origin, measured"
 # A training run's list row: its summary columns and the few labels the list shows, never an epoch.
 SUMMARY_COLUMNS = (
     "run_id, started_at, json_extract(config, '$.dataset'), json_extract(config, '$.model'),"
@@ -73,20 +74,35 @@ def write_run(db: sqlite3.Connection, result: RunResult, origin: str) -> None:
         said = _("The id {run_id} is already used by a {kind}; it was left as it was.")
         raise StoreError(said.format(run_id=result.run_id, kind=found[0]))
     db.execute(
-        f"INSERT INTO runs ({RUN_COLUMNS}, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        f"INSERT INTO runs ({RUN_COLUMNS}, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, schema_version = excluded.schema_version,"
         " config = excluded.config, host = excluded.host, device = excluded.device, error = excluded.error,"
-        " started_at = excluded.started_at, finished_at = excluded.finished_at,"
+        " started_at = excluded.started_at, finished_at = excluded.finished_at, measured = excluded.measured,"
         " owner_host = NULL, owner_pid = NULL, owner_token = NULL",
         (result.run_id, result.status, result.schema_version, to_json(result.config), to_json(result.host),
-         to_json(result.device), result.error, result.started_at, result.finished_at, origin, utc_now()),
+         to_json(result.device), result.error, result.started_at, result.finished_at, origin,
+         measured_json(result), utc_now()),
     )  # fmt: skip
+    if result.trace:
+        write_trace(db, result.run_id, result.trace)
     write_epochs(db, result.run_id, result.epochs)
     (stored,) = db.execute("SELECT COUNT(*) FROM epochs WHERE run_id = ?", (result.run_id,)).fetchone()
     if stored == len(result.epochs):  # the stored epochs are exactly these: no need to read them back
         summary.write(db, result.run_id, result.epochs)
     else:
         summary.refresh(db, [result.run_id])
+
+
+def measured_json(result: RunResult) -> str | None:
+    """A run's measurements as stored: a version 4 run's record; an older run's stay in its device info."""
+    if result.schema_version < 4 or result.measured is None:
+        return None
+    return to_json(result.measured.to_dict())
+
+
+def write_trace(db: sqlite3.Connection, run_id: str, xspace_gz: bytes) -> None:
+    """Keep a run's profiler trace (an XSpace, gzipped) beside its row."""
+    db.execute("INSERT OR REPLACE INTO traces (run_id, xspace) VALUES (?, ?)", (run_id, xspace_gz))
 
 
 def require_train(db: sqlite3.Connection, run_id: str) -> None:
@@ -150,14 +166,23 @@ def read_runs(rows: list[tuple], epoch_rows: Iterable[tuple[str, str]]) -> dict[
     epochs: dict[str, list[EpochMetrics]] = {row[0]: [] for row in rows}
     for run_id, metrics in epoch_rows:
         epochs[run_id].append(summary.epoch_from_json(metrics))
-    return {
-        run_id: RunResult(
-            config=json.loads(config), host=json.loads(host), device=json.loads(device), status=status,
-            error=error, epochs=epochs[run_id], started_at=started, finished_at=finished, run_id=run_id,
+    found = {}
+    for run_id, status, version, config, host, device, error, started, finished, _origin, measured in rows:
+        info = json.loads(device)
+        found[run_id] = RunResult(
+            config=json.loads(config),
+            host=json.loads(host),
+            device=info,
+            status=status,
+            error=error,
+            epochs=epochs[run_id],
+            started_at=started,
+            finished_at=finished,
+            run_id=run_id,
             schema_version=version,
+            measured=Measurements.from_dict(json.loads(measured)) if measured else Measurements.from_device(info),
         )
-        for run_id, status, version, config, host, device, error, started, finished, _origin in rows
-    }  # fmt: skip
+    return found
 
 
 def read_sweep(run_id: str, payload: str | None) -> SweepResult:

@@ -28,10 +28,14 @@ GROWS: dict[type, tuple[str, Callable[[list, Any], None]]] = {
 }
 
 
+# Fields a worker leaves out of every item's result: they travel once, with the result its last word carries.
+SENT_AT_END: dict[type, dict[str, Any]] = {RunResult: {"trace": None}}
+
+
 def head(result: Any) -> Any:
     """What a worker sends with a new item: the result without its items (a result of another type whole)."""
     grows = GROWS.get(type(result))
-    return result if grows is None else replace(result, **{grows[0]: []})
+    return result if grows is None else replace(result, **{grows[0]: []}, **SENT_AT_END.get(type(result), {}))
 
 
 def grown(sent: Any, items: list, item: Any) -> Any:

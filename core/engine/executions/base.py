@@ -94,6 +94,13 @@ class Execution:
         """(mean loss, accuracy) over the whole test set. Raises Cancelled."""
         raise NotImplementedError
 
+    def calls_like(self, other: Execution) -> None:
+        """Size this mode's calls as `other`'s are now: a throwaway copy of the run's step then runs its calls."""
+
+    def call_steps(self) -> int:
+        """Optimizer steps in one of this mode's calls, as it runs them now."""
+        return 1
+
     def info(self) -> dict[str, Any]:
         """What the result's device info records about this mode (jit_compile, steps_per_execution)."""
         return {"jit_compile": self.jit_compile}

@@ -111,6 +111,9 @@ class KerasFit(Execution):
             raise Cancelled
         return float(scores["loss"]), float(scores["accuracy"])
 
+    def call_steps(self) -> int:
+        return self.steps_per_execution
+
     def info(self) -> dict[str, Any]:
         return {**super().info(), "steps_per_execution": self.steps_per_execution}
 

@@ -45,6 +45,12 @@ class MultiStepLoop(Execution):
 
         self._eval_chunk = eval_chunk
 
+    def calls_like(self, other: Execution) -> None:
+        self._runner.chunk = self._runner.held = other._runner.chunk
+
+    def call_steps(self) -> int:
+        return self._runner.chunk
+
     def prepare_epoch(self) -> None:
         # The order goes to the device here, before the clock starts; the gathers run inside the step.
         self._order = tf().constant(self.epoch_order())

@@ -1,37 +1,24 @@
-"""What a job measured: a training run (RunResult of EpochMetrics) or a batch-size sweep (SweepResult of SweepPoints).
+"""A training run's result: a RunResult of EpochMetrics (each with its calls), as JSON with a schema version and pandas.
 
-As JSON (with a schema version) and pandas; neither TensorFlow nor pandas is imported at load. The file
-defines both result files' formats, which the history's schemas, checks and every importer name; comparing
-runs (the speedup, the crossover, in words) is in core.compare.
-A sweep's file format (SWEEP_SCHEMA_VERSION 1); `kind: "sweep"` tells it from a training run's file,
-which has no `kind`:
-
-    {"schema_version": 1, "kind": "sweep", "run_id": ..., "status": "completed", "error": null,
-     "started_at": ..., "finished_at": ...,
-     "config":  SweepConfig.to_dict(),
-     "model":   {"name", "hidden_units", "parameters", "train_flops_per_sample", "forward_flops_per_sample"},
-     "host":    HostInfo.to_dict(),
-     "devices": {"cpu": {"requested", "tf_device", "name", "label", "variables_on", "peak_gflops",
-                         "peak_matrix_size"}, ...},
-     "crossover": "GPU faster from batch 256.",
-     "points":  [SweepPoint as a dict, ...]}   # in the order measured: device by device, batch sizes ascending
+Neither TensorFlow nor pandas is imported at load. What the engine measured beside the epochs is
+core.results.measurements; comparing runs (the speedup, the why, in words) is above this, in core.compare and core.why.
 """
 
 from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from core.config import SWEEP_KIND
+from core.results.measurements import Measurements
 
 # A training run's file format. 2 added each epoch's calls (the race against the clock) and learned (what the
 # model learned); 3 the config's precision (a Keras dtype policy) and xla, and the device's compute_dtype and
-# peak_dtype. A version 1 run (read from an older file or history) is written back as version 1.
-SCHEMA_VERSION = 3
+# peak_dtype; 4 the engine's measurements as a typed record (core.results.measurements), out of the device info. A
+# version 1-3 run (read from an older file or history) is written back in its own version's format.
+SCHEMA_VERSION = 4
 V2_EPOCH_FIELDS = ("calls", "learned")
 MAX_CALLS_PER_EPOCH = 200  # an epoch with more calls records neighbouring ones merged (core.engine.timeline)
 MAX_STRIP = 32  # test images in Learned's strip
@@ -139,6 +126,10 @@ class RunResult:
     finished_at: str | None = None
     run_id: str | None = None
     schema_version: int = SCHEMA_VERSION
+    # What the engine measured beside the epochs; a version 1-3 run's comes from its device info's loose keys.
+    measured: Measurements | None = None
+    # The profiler's trace of a window of its step (an XSpace, gzipped): kept beside the file, never in its JSON.
+    trace: bytes | None = field(default=None, repr=False, compare=False)
 
     # -- summaries ---------------------------------------------------------
     def steady_epochs(self) -> list[EpochMetrics]:
@@ -165,8 +156,12 @@ class RunResult:
     # -- serialisation -----------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """Plain dict in the file format: schema_version first, epochs last."""
-        data = asdict(self)
-        if self.schema_version < 2:  # an older run is written in its own version's format
+        data = asdict(replace(self, trace=None, measured=None))
+        del data["trace"]
+        data["measured"] = self.measured.to_dict() if self.measured else None
+        if self.schema_version < 4:  # an older run is written in its own version's format
+            del data["measured"]
+        if self.schema_version < 2:
             data["epochs"] = [{k: v for k, v in e.items() if k not in V2_EPOCH_FIELDS} for e in data["epochs"]]
         ordered = {"schema_version": data.pop("schema_version")}
         ordered.update(data)
@@ -182,7 +177,9 @@ class RunResult:
         """Rebuild from to_dict() output; the importer validates untrusted files first."""
         epochs = [EpochMetrics(**e) for e in data.get("epochs", [])]
         keys = {"config", "host", "device", "status", "error", "started_at", "finished_at", "run_id", "schema_version"}
-        return cls(epochs=epochs, **{k: data[k] for k in keys if k in data})
+        given = data.get("measured")
+        measured = Measurements.from_dict(given) if given else Measurements.from_device(data.get("device") or {})
+        return cls(epochs=epochs, measured=measured, **{k: data[k] for k in keys if k in data})
 
     def to_frame(self):
         """One row per epoch, with the run's device and label; pandas imported lazily."""
@@ -193,105 +190,3 @@ class RunResult:
         frame.insert(0, "device", self.device.get("label") or self.config.get("device"))
         frame.insert(1, "run_id", self.run_id)
         return frame
-
-
-# -- batch-size sweeps ----------------------------------------------------------------------
-
-
-SWEEP_SCHEMA_VERSION = 1
-
-
-@dataclass(frozen=True)
-class SweepPoint:
-    """One device at one batch size: steady-state training throughput over `repeats` timed repeats."""
-
-    device: str  # as configured: 'cpu', 'gpu', 'gpu:1'
-    batch_size: int
-    steps: int  # timed optimizer steps per repeat (0 where the point failed)
-    samples_per_second: float | None  # median over repeats; None if the point failed
-    samples_per_second_min: float | None
-    samples_per_second_max: float | None
-    samples_per_second_repeats: tuple[float, ...] = ()
-    step_ms: float | None = None  # median milliseconds per optimizer step
-    gflops_per_second: float | None = None  # median achieved training GFLOP/s
-    utilisation: float | None = None  # achieved / the device's matmul peak, a fraction
-    compile_seconds: float | None = None  # the first call: tracing (and XLA compiling) plus one step
-    warmup_seconds: float | None = None  # untimed steps run after that, before the repeats
-    error: str | None = None  # e.g. out of memory at this batch size
-
-    @property
-    def label(self) -> str:
-        """'CPU', 'GPU', 'GPU:1'."""
-        return self.device.upper()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON."""
-        data = asdict(self)
-        data["samples_per_second_repeats"] = list(self.samples_per_second_repeats)
-        return data
-
-
-@dataclass
-class SweepResult:
-    """A sweep: its config, the model's FLOPs, each device's peak, and the points measured so far."""
-
-    config: dict[str, Any]
-    host: dict[str, Any] = field(default_factory=dict)
-    devices: dict[str, dict[str, Any]] = field(default_factory=dict)
-    model: dict[str, Any] = field(default_factory=dict)
-    points: list[SweepPoint] = field(default_factory=list)
-    status: str = "running"
-    error: str | None = None
-    started_at: str | None = None
-    finished_at: str | None = None
-    run_id: str | None = None
-    schema_version: int = SWEEP_SCHEMA_VERSION
-    kind: str = SWEEP_KIND
-    # Where each device overtakes the first, in words (core.crossover, from the points): set by
-    # the sweep as it measures and by core.history's checks as a file is read, never taken from a file as written.
-    crossover: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict in the file format (see the module docstring)."""
-        return {
-            "schema_version": self.schema_version,
-            "kind": SWEEP_KIND,
-            "run_id": self.run_id,
-            "status": self.status,
-            "error": self.error,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "config": self.config,
-            "model": self.model,
-            "host": self.host,
-            "devices": self.devices,
-            "crossover": self.crossover,
-            "points": [p.to_dict() for p in self.points],
-        }
-
-    def to_json(self, indent: int | None = 2) -> str:
-        """The sweep as JSON text (the CLI's --json format)."""
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SweepResult:
-        """Rebuild from to_dict() output; core.history checks an untrusted document first."""
-        points = [
-            SweepPoint(**{**p, "samples_per_second_repeats": tuple(p.get("samples_per_second_repeats") or ())})
-            for p in data.get("points", [])
-        ]
-        keys = ("config", "host", "devices", "model", "status", "error", "started_at", "finished_at", "run_id")
-        return cls(points=points, **{k: data[k] for k in keys if k in data})
-
-    def to_frame(self):
-        """One row per point (see points_frame)."""
-        return points_frame(self.points)
-
-
-def points_frame(points: Iterable[SweepPoint]):
-    """One row per point: device, label, batch_size, samples_per_second (median), min, max, GFLOP/s, utilisation."""
-    import pandas as pd
-
-    columns = ["device", "label"] + [f.name for f in fields(SweepPoint) if f.name != "device"]
-    rows = [{"label": p.label, **p.to_dict()} for p in points]
-    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,129 @@
+"""Where a run's step goes, as its trace read it, for Train: a stacked bar per run of the traced step's parts with the
+run's own timer beside it, and the sentences of the why (core.why_sentences): the bound and the trace's check, the
+line and its test, the floors, the advice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from core import why, why_sentences
+from core.i18n import N_, _
+from ui import charts, words
+
+CAVEAT = N_(
+    "Where a step goes is read from a trace of TensorFlow's profiler over a window of a throwaway copy of the step, "
+    "taken after epoch 1 outside the timed epochs; its step is held against the run's own timer. The line is a "
+    "model, tested on a batch size it was not fitted on; the floors are each measured alone."
+)
+PARTS = {
+    "matmul": N_("matmul/conv"),
+    "elementwise": N_("element-wise"),
+    "loss": N_("the loss"),
+    "optimizer": N_("the optimizer's update"),
+    "input": N_("input and copies"),
+    "runtime": N_("between ops: runtime"),
+    "launch": N_("between ops: launches"),
+    "dispatch": N_("between ops: dispatch"),
+    "sync": N_("between ops: sync"),
+    "python": N_("between ops: Python"),
+}
+# Ops in Okabe-Ito colours, the gaps between them in greys.
+PART_COLOURS = (
+    "#0072B2",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#555555",
+    "#777777",
+    "#999999",
+    "#BBBBBB",
+    "#DDDDDD",
+)
+
+
+def trace_frame(whys: Sequence[why.Why], runs: Sequence[str]) -> pd.DataFrame:
+    """One row per run and part of its traced step (µs per step); parts under half a µs are left out."""
+    rows = []
+    for w, run in zip(whys, runs, strict=True):
+        parts = {**{k: v for k, v in w.trace.ops.items()}, **{k: v for k, v in w.trace.gaps.items()}}
+        for i, name in enumerate(PARTS):
+            if parts.get(name, 0.0) >= 5e-7:
+                rows.append(
+                    {
+                        "run": run,
+                        "part": _(PARTS[name]),
+                        "order": i,
+                        "us": parts[name] * 1e6,
+                        "step_us": w.trace.step_seconds * 1e6,
+                    }
+                )
+    return pd.DataFrame(rows, columns=["run", "part", "order", "us", "step_us"])
+
+
+def trace_chart(whys: Sequence[why.Why], runs: Sequence[str]):
+    """A stacked bar per run of where its traced step goes, and a black tick at the run's own timed step."""
+    frame = trace_frame(whys, runs)
+    names = [_(p) for p in PARTS.values()]
+    colour = alt.Color(
+        "part:N",
+        title=None,
+        sort=names,
+        scale=alt.Scale(domain=names, range=list(PART_COLOURS)),
+        legend=alt.Legend(orient="bottom", columns=2, labelLimit=0),
+    )
+    # A run's label on two lines, device then what differs: "CPU" / "(multi-step loop, XLA)", never cut.
+    y = alt.Y(
+        "run:N",
+        title=None,
+        sort=list(runs),
+        axis=alt.Axis(labelLimit=0, labelExpr="split(replace(datum.label, ' (', '\\n('), '\\n')"),
+    )
+    bars = (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            x=alt.X("sum(us):Q", title=_("µs per step"), stack="zero"),
+            y=y,
+            color=colour,
+            order=alt.Order("order:Q"),
+            tooltip=[
+                alt.Tooltip("run:N", title=_("Run")),
+                alt.Tooltip("part:N", title=_("Part")),
+                alt.Tooltip("us:Q", title=_("µs per step"), format=",.1f"),
+                alt.Tooltip("step_us:Q", title=_("Traced step (µs)"), format=",.1f"),
+            ],
+        )
+    )
+    timers = pd.DataFrame(
+        [{"run": r, "timer_us": w.timer * 1e6} for w, r in zip(whys, runs, strict=True) if w.timer],
+        columns=["run", "timer_us"],
+    )
+    tick = (
+        alt.Chart(timers)
+        .mark_tick(color=charts.INK, thickness=3, size=34)
+        .encode(
+            x="timer_us:Q", y=y, tooltip=[alt.Tooltip("timer_us:Q", title=_("Run's own timer (µs)"), format=",.1f")]
+        )
+    )
+    subtitle = _("TensorFlow's profiler on a copy of the step; black tick = the run's own timer")
+    return charts._style(alt.layer(bars, tick), _("Where a step goes (traced)"), subtitle)
+
+
+def sentences_ui(explained: Sequence[tuple], not_measured: Callable, limits_note: Callable) -> None:
+    """Each run's why in sentences: (Why, RunResult, label) each; what was not measured and a departing peak said."""
+    for w, r, label in explained:
+        said = [x for x in (why_sentences.bound_sentence(w), why_sentences.trace_check(w)) if x]
+        st.markdown(f"- **{words.plain(label)}**: {words.plain(' '.join(said))}")
+        for extra in (why_sentences.line_sentence(w), why_sentences.floors_sentence(w), why_sentences.advice(w)):
+            if extra:
+                st.caption(words.plain(extra))
+        if unmeasured := not_measured(r):
+            st.caption(words.plain(_("{label}: {unmeasured} not measured.").format(label=label, unmeasured=unmeasured)))
+        if note := limits_note(r):
+            st.caption(words.plain(_("{label}: {words}").format(label=label, words=note)))
+    st.caption(_(CAVEAT))
