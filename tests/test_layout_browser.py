@@ -196,6 +196,11 @@ def test_on_stage_the_status_headline_and_charts_fit_1280x720_move_early_and_sta
     page.wait_for_timeout(300)
     assert len({round(strip.nth(i).bounding_box()["y"]) for i in range(10)}) == 1, "the strip wraps at 1280x720"
     page.screenshot(path=ARTIFACTS / "layout-720p-learned.png")
+    # Where a step goes, as the trace read it: its bar beside the roofline, the check against the run's own timer.
+    page.locator('[data-testid="stVegaLiteChart"]').nth(2).scroll_into_view_if_needed()
+    expect(page.get_by_text("TensorFlow's profiler traced", exact=False).first).to_be_visible()
+    page.wait_for_timeout(500)
+    page.screenshot(path=ARTIFACTS / "layout-720p-why.png")
 
     page.get_by_text("Show code: reproduce these settings").click()
     for name, size in SIZES.items():

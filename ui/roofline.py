@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from core import roofline, why
-from core.i18n import _
+from core.i18n import N_, _
 from core.results import RunResult, SweepPoint
 from ui import charts, step_trace, words
 
@@ -194,7 +194,11 @@ def limits_note(result: RunResult) -> str | None:
             "its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {off:.0%} above the "
             "{shared:,.0f} GFLOP/s this {source} measured and every run here uses: the machine was quieter then."
         )
-    return said.format(own=own, off=abs(own / shared - 1), shared=shared, source=found.get("peak_source") or "process")
+    source = _(SOURCES.get(found.get("peak_source") or "", SOURCES["process"]))
+    return said.format(own=own, off=abs(own / shared - 1), shared=shared, source=source)
+
+
+SOURCES = {"server": N_("server"), "process": N_("process")}  # who measured the shared figure, in the page's words
 
 
 def _unzip(pairs) -> tuple[list, list]:

@@ -25,11 +25,11 @@ PARTS = {
     "loss": N_("the loss"),
     "optimizer": N_("the optimizer's update"),
     "input": N_("input and copies"),
-    "runtime": N_("between ops: runtime"),
-    "launch": N_("between ops: launches"),
-    "dispatch": N_("between ops: dispatch"),
-    "sync": N_("between ops: sync"),
-    "python": N_("between ops: Python"),
+    "runtime": N_("gap: runtime"),
+    "launch": N_("gap: launches"),
+    "dispatch": N_("gap: dispatch"),
+    "sync": N_("gap: sync"),
+    "python": N_("gap: Python"),
 }
 # Ops in Okabe-Ito colours, the gaps between them in greys.
 PART_COLOURS = (
@@ -68,13 +68,15 @@ def trace_frame(whys: Sequence[why.Why], runs: Sequence[str]) -> pd.DataFrame:
 def trace_chart(whys: Sequence[why.Why], runs: Sequence[str]):
     """A stacked bar per run of where its traced step goes, and a black tick at the run's own timed step."""
     frame = trace_frame(whys, runs)
-    names = [_(p) for p in PARTS.values()]
+    present = set(frame["part"])  # a legend of the parts drawn only, one a row: nothing cut at half of 1280 px
+    shown = [(_(p), c) for p, c in zip(PARTS.values(), PART_COLOURS, strict=True) if _(p) in present]
+    names, colours = [n for n, _c in shown], [c for _n, c in shown]
     colour = alt.Color(
         "part:N",
         title=None,
         sort=names,
-        scale=alt.Scale(domain=names, range=list(PART_COLOURS)),
-        legend=alt.Legend(orient="bottom", columns=2, labelLimit=0),
+        scale=alt.Scale(domain=names or ["-"], range=colours or [charts.INK]),
+        legend=alt.Legend(orient="bottom", columns=1, labelLimit=0),
     )
     # A run's label on two lines, device then what differs: "CPU" / "(multi-step loop, XLA)", never cut.
     y = alt.Y(
@@ -110,7 +112,7 @@ def trace_chart(whys: Sequence[why.Why], runs: Sequence[str]):
             x="timer_us:Q", y=y, tooltip=[alt.Tooltip("timer_us:Q", title=_("Run's own timer (µs)"), format=",.1f")]
         )
     )
-    subtitle = _("TensorFlow's profiler on a copy of the step; black tick = the run's own timer")
+    subtitle = _("profiler, on a copy; greys: gaps; | the run's timer")
     return charts._style(alt.layer(bars, tick), _("Where a step goes (traced)"), subtitle)
 
 
