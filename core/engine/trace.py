@@ -17,6 +17,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from core.config import TRAIN_SIZES
 from core.engine import models, xspace
 from core.engine.executions import REGISTRY
 from core.engine.job import Cancelled
@@ -24,7 +25,7 @@ from core.engine.tf_setup import tf
 from core.results.measurements import TraceSummary
 
 # A window lasts at least WINDOW_SECONDS and MIN_STEPS steps after its first call, whole calls, at most MAX_STEPS.
-WINDOW_SECONDS, MIN_STEPS, MAX_STEPS = 0.03, 20, 600
+WINDOW_SECONDS, MIN_STEPS, MAX_STEPS = 0.03, 20, 200  # 200 of the tutorial's steps: a 1 MB trace
 WINDOW_BATCHES = 200  # the copy's data, where the run's calls are short
 
 
@@ -78,7 +79,8 @@ def trace(config, data, jit_compile: bool, run_execution) -> tuple[TraceSummary,
     """Trace a window of the run's step on a throwaway copy (call inside the run's scope); None where it failed."""
     began = time.perf_counter()
     # Rows for a few of the run's calls or a window of short ones, not the whole epoch: its set-up is in each window.
-    small = data.head(config.batch_size * max(3 * run_execution.call_steps(), WINDOW_BATCHES))
+    wanted = config.batch_size * max(3 * run_execution.call_steps(), WINDOW_BATCHES)
+    small = data.head(min(wanted, TRAIN_SIZES[config.dataset]))  # a config holds at most the dataset's own size
     model = models.build(config.model, config.hidden_units, config.precision)
     copy = REGISTRY[config.execution](replace(config, train_subset=len(small.x_train)), model, small, jit_compile)
     copy.calls_like(run_execution)
