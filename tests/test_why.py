@@ -185,7 +185,7 @@ def swept():
     cases = {}
     for name, model, batch, hidden in (("dispatch", "softmax", 8, 128), ("work", "mlp", 256, 1024)):
         settings = dict(dataset="synthetic", model=model, hidden_units=hidden, xla="off")
-        config = TrainConfig(train_subset=16 * batch * 4, batch_size=batch, epochs=3, optimizer="sgd", **settings)
+        config = TrainConfig(train_subset=16 * batch * 4, batch_size=batch, epochs=6, optimizer="sgd", **settings)
         result = train(config)
         assert result.status == "completed", result.error
         sweep = run_sweep(SweepConfig(batch_sizes=(batch, 4 * batch), repeats=3, **settings))

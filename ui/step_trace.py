@@ -119,6 +119,9 @@ def trace_chart(whys: Sequence[why.Why], runs: Sequence[str]):
 def sentences_ui(explained: Sequence[tuple], not_measured: Callable, limits_note: Callable) -> None:
     """Each run's why in sentences: (Why, RunResult, label) each; what was not measured and a departing peak said."""
     for w, r, label in explained:
+        if w.trace is None and r.measured.trace_error:  # said in English by the worker: a known sentence reads back
+            said = _("{label}: the profiler traced no window of its step: {why}.")
+            st.caption(words.plain(said.format(label=label, why=_(r.measured.trace_error))))
         said = [x for x in (why_sentences.bound_sentence(w), why_sentences.trace_check(w)) if x]
         st.markdown(f"- **{words.plain(label)}**: {words.plain(' '.join(said))}")
         for extra in (why_sentences.line_sentence(w), why_sentences.floors_sentence(w), why_sentences.advice(w)):

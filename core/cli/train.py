@@ -109,7 +109,8 @@ def write_trace(result, directory: str | None) -> str | None:
     if directory is None:
         return None
     if not result.trace:
-        return f"No trace was written to {directory}: this run traced no window of its step (it needs 2+ epochs)."
+        why_not = (result.measured.trace_error if result.measured else None) or "it needs 2+ epochs"
+        return f"No trace was written to {directory}: this run traced no window of its step ({why_not})."
     from core.history.profiles import write_profile_dir
 
     try:

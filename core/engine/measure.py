@@ -23,6 +23,7 @@ class Measuring:
     shapes: ShapeTiming | None
     trace: Any  # core.measurements.TraceSummary, or None where tracing failed
     trace_file: bytes | None  # the XSpace, gzipped
+    trace_error: str | None  # why there is no trace, where there is none
     setup_seconds: float
 
     def record(self) -> Measurements:
@@ -34,6 +35,7 @@ class Measuring:
             check=rounds.timing(rounds.check) if rounds else None,
             shapes=self.shapes,
             trace=self.trace,
+            trace_error=self.trace_error,
             setup_seconds=self.setup_seconds,
             round_seconds=rounds.round_seconds if rounds else 0.0,
         )
@@ -75,17 +77,10 @@ def measure_device(setup, tf_device: str, stop: StopCheck) -> Measuring:
     shape_timing = product_timing(config, rounds, tf_device)
     if stop():
         raise Cancelled
-    traced = trace.trace_or_none(config, data, jit_compile, setup.execution)
+    summary, trace_file, trace_error = trace.trace_or_said(config, data, jit_compile, setup.execution)
     if stop():
         raise Cancelled
-    return Measuring(
-        found_limits,
-        rounds,
-        shape_timing,
-        traced[0] if traced else None,
-        traced[1] if traced else None,
-        time.perf_counter() - began,
-    )
+    return Measuring(found_limits, rounds, shape_timing, summary, trace_file, trace_error, time.perf_counter() - began)
 
 
 def product_timing(config: TrainConfig, rounds: profile.Rounds | None, tf_device: str) -> ShapeTiming:

@@ -22,6 +22,7 @@ from core.engine import models, xspace
 from core.engine.executions import REGISTRY
 from core.engine.job import Cancelled
 from core.engine.tf_setup import tf
+from core.i18n import N_
 from core.results.measurements import TraceSummary
 
 # A window lasts at least WINDOW_SECONDS and MIN_STEPS steps after its first call, whole calls, at most MAX_STEPS.
@@ -75,8 +76,12 @@ def _mark() -> None:
         pass
 
 
-def trace(config, data, jit_compile: bool, run_execution) -> tuple[TraceSummary, bytes] | None:
-    """Trace a window of the run's step on a throwaway copy (call inside the run's scope); None where it failed."""
+class TraceFailed(RuntimeError):
+    """No window of the step could be traced; the message says why, in words the page shows."""
+
+
+def trace(config, data, jit_compile: bool, run_execution) -> tuple[TraceSummary, bytes]:
+    """Trace a window of the run's step on a throwaway copy (call inside the run's scope); TraceFailed says why not."""
     began = time.perf_counter()
     # Rows for a few of the run's calls or a window of short ones, not the whole epoch: its set-up is in each window.
     wanted = config.batch_size * max(3 * run_execution.call_steps(), WINDOW_BATCHES)
@@ -87,7 +92,7 @@ def trace(config, data, jit_compile: bool, run_execution) -> tuple[TraceSummary,
     _run_window(copy, 1)  # traces (and with XLA compiles) the step
     plain = _run_window(copy, None)
     if plain.steps == 0:
-        return None
+        raise TraceFailed(N_("the copy's epoch ended within one call, so no window of calls could be timed"))
     calls = len(plain.ends) - 1
     t = tf()
     with tempfile.TemporaryDirectory(prefix="tfdash-trace-") as logdir:
@@ -101,11 +106,11 @@ def trace(config, data, jit_compile: bool, run_execution) -> tuple[TraceSummary,
             t.profiler.experimental.stop()
         files = sorted(Path(logdir).rglob("*.xplane.pb"))
         if not files or traced.steps == 0:
-            return None
+            raise TraceFailed(N_("the profiler wrote no trace") if not files else N_("the traced window ran no steps"))
         raw = files[0].read_bytes()
     summary = read(raw, traced.steps)
     if summary is None:
-        return None
+        raise TraceFailed(N_("the trace holds no marks between the step's calls"))
     cost = time.perf_counter() - began
     found = TraceSummary(
         steps=traced.steps,
@@ -136,11 +141,13 @@ def read(raw: bytes, steps: int) -> dict | None:
     return {"step": (marks[-1] - marks[0]) / 1e12 / steps, **{k: v / steps for k, v in parts.items()}, "gpu": gpu}
 
 
-def trace_or_none(config, data, jit_compile: bool, run_execution):
-    """trace(), or None where it fails: a failed measurement never fails the run."""
+def trace_or_said(
+    config, data, jit_compile: bool, run_execution
+) -> tuple[TraceSummary | None, bytes | None, str | None]:
+    """(summary, gzipped XSpace, None), or (None, None, why not): a failed measurement never fails the run, it is said."""
     try:
-        return trace(config, data, jit_compile, run_execution)
+        return (*trace(config, data, jit_compile, run_execution), None)
     except Cancelled:
         raise
-    except Exception:  # noqa: BLE001
-        return None
+    except Exception as err:  # noqa: BLE001
+        return None, None, str(err) if isinstance(err, TraceFailed) else f"{type(err).__name__}: {err}"

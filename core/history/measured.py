@@ -67,6 +67,7 @@ MEASURED = nullable(
             "check": nullable(STEP_TIMING),
             "shapes": nullable(SHAPES),
             "trace": nullable(TRACE),
+            "trace_error": text(nullable=True),
             "setup_seconds": number(0, MAX_STEP_SECONDS, nullable=True),
             "round_seconds": number(0, MAX_STEP_SECONDS),
         },

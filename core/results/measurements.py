@@ -79,6 +79,7 @@ class Measurements:
     check: StepTiming | None = None  # a third batch size the line is not fitted on: its prediction's test
     shapes: ShapeTiming | None = None
     trace: TraceSummary | None = None
+    trace_error: str | None = None  # why no window was traced, where none was
     setup_seconds: float | None = None  # what the set-up's measurements took, once, after epoch 1
     round_seconds: float = 0.0  # what the rounds beside the steady epochs took, in all
 
