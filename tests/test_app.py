@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import math
 import os
 import subprocess
 import sys
@@ -281,6 +282,25 @@ def test_a_bad_setting_shows_its_one_sentence_and_disables_run(at):
 
     at.number_input(key="batch_size").set_value(100).run()
     assert not at.error and not at.button(key="run").disabled
+
+
+def test_a_number_streamlit_cannot_hold_is_named_in_its_refusal_not_the_zero_put_in_its_place(at):
+    # A hand-made page sends any number; Streamlit puts the field's default (0) in place of one a browser cannot hold
+    # (ui/entered.py). AppTest sends a field's value as a double, so 2**53 + 1 arrives as 2**53 (tests/test_share_browser.py
+    # sends whole numbers exactly).
+    for key, sent, kept in (
+        ("epochs", 2**53 + 1, 10),
+        ("learning_rate", math.nan, 0.1),
+        ("learning_rate", math.inf, 0.1),
+    ):
+        with pytest.raises(ConfigError) as expected:
+            TrainConfig(**{key: float(sent)})
+        at.number_input(key=key).set_value(sent).run()
+        assert [e.value for e in at.error] == [str(expected.value)] and " not 0" not in str(expected.value)
+        assert at.button(key="run").disabled and at.session_state[key] == 0  # the field holds Streamlit's 0
+        at.number_input(key=key).set_value(kept).run()
+        assert not at.error and not at.button(key="run").disabled
+    assert not at.exception
 
 
 def test_a_missing_dataset_says_why_and_names_the_ones_available(at):

@@ -379,6 +379,43 @@ def test_cli_import_and_export_exit_codes(tmp_path, capsys):
     assert capsys.readouterr().err == "error: export takes a RUN_ID or --all, not both or neither.\n"
 
 
+def test_cli_imports_a_zip_as_history_does_member_by_member_within_its_limits(tmp_path, capsys):
+    from core.history import archive
+
+    db, zipped, big, fake = (
+        str(tmp_path / "runs.sqlite3"),
+        tmp_path / "runs.zip",
+        tmp_path / "big.zip",
+        tmp_path / "x.zip",
+    )
+    members = {
+        "run-1.json": VALID_TEXT,
+        "run-2.json": make_result(run_id="zipped000002").to_json(),
+        "bad.json": VALID_TEXT.replace('"completed"', '"finished"'),
+        "huge.json": "0" * 6_000_000,  # over a file's 5 MiB unzipped
+        "notes.txt": "not a run file: not read",
+    }
+    zipped.write_bytes(archive.zip_files(members))
+    assert main(["import", str(zipped), "--db", db]) == 1  # two members refused, each in its own sentence
+    said = capsys.readouterr()
+    assert said.out.splitlines() == [
+        "Imported run gpu0run00001 from gpu-server (GPU:0, completed).",
+        "Imported run zipped000002 from gpu-server (GPU:0, completed).",
+    ]
+    err = said.err.splitlines()
+    assert len(err) == 2 and err[0].startswith(f"error: {zipped}: bad.json: ") and "status must be one of" in err[0]
+    assert err[1] == f"error: {zipped}: huge.json: it unzips to more than 5,242,880 bytes; a file is at most 5 MiB"
+    with Store(db) as store:
+        assert sorted(r.run_id for r in store.history()) == ["gpu0run00001", "zipped000002"]
+    # The .zip itself at most the page's upload limit (5 MiB), and a file that only says .zip: one sentence each.
+    big.write_bytes(b"PK" + bytes(6 * 2**20))
+    fake.write_text(VALID_TEXT)
+    for path, says in ((big, "the limit is 5,242,880 bytes (5 MiB)"), (fake, "this is not a readable .zip file")):
+        assert main(["import", str(path), "--db", db]) == 1
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0].startswith(f"error: {path}: ") and says in err[0], err
+
+
 def test_cli_import_of_a_bad_file_in_a_fresh_process_leaves_the_file_alone(tmp_path):
     db = tmp_path / "runs.sqlite3"
     with Store(db) as store:

@@ -219,6 +219,17 @@ def test_only_the_presenters_page_may_upload(shared):
     presenter.close()
 
 
+def test_a_whole_number_no_browser_can_send_is_named_exactly_in_its_refusal(shared):
+    # A hand-made page sends Epochs as a 64-bit whole number; Streamlit puts 0 in its place (ui/entered.py).
+    viewer_url, _, _ = shared
+    page = st_client.Session(viewer_url).connect()
+    page.run()
+    for sent in (2**63 - 1, 2**53 + 1):
+        page.run(widgets=st_client.set_number(page, "epochs", sent))
+        assert f"epochs must be from 1 to 1000, not {sent}." in page.page_text()
+    page.close()
+
+
 def test_the_token_is_taken_once_and_only_alone_then_a_cookie_keeps_the_role_until_it_is_ended(shared, browser):  # noqa: F811
     viewer_url, presenter_url, _ = shared
     token = presenter_url.split("token=", 1)[1]

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -27,6 +28,7 @@ from ui.access import PARAM, TOKEN_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 WILDCARDS = ("0.0.0.0", "::")
+KILL_AFTER_S = 10  # a server still up this long after SIGTERM is killed
 ROUTE_PROBE = ("192.0.2.1", 9)  # TEST-NET-1 (RFC 5737), documentation only: connect() just picks the route
 
 
@@ -72,6 +74,24 @@ def wait_until_up(url: str, proc: subprocess.Popen, timeout: float = 90) -> bool
     return False
 
 
+def end_with(proc: subprocess.Popen) -> list[int]:
+    """On SIGTERM (a service manager, a test) the server goes too, never left behind without its parent; the list
+    gets the signal's number. The handler does not wait: it interrupts main's own proc.wait(), whose lock a second
+    wait never gets (it sat out its whole timeout, 15 s, for a server gone in 0.2 s), and main's wait then returns
+    as soon as the server has exited."""
+    ended: list[int] = []
+
+    def end(signum: int, _frame) -> None:
+        ended.append(signum)
+        proc.terminate()
+        kill = threading.Timer(KILL_AFTER_S, proc.kill)  # a server that does not go in time is killed
+        kill.daemon = True
+        kill.start()
+
+    signal.signal(signal.SIGTERM, end)
+    return ended
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ui.share", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8501)
@@ -80,20 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     token = secrets.token_urlsafe(24)  # 192 bits
     lan = lan_address() if args.address in WILDCARDS else args.address
     proc = subprocess.Popen(command(args.address, args.port, lan), cwd=ROOT, env={**os.environ, TOKEN_ENV: token})
-
-    def end(signum: int, _frame) -> None:
-        # Terminated (a service manager, a test): the server goes too, never left behind without its parent.
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        sys.exit(128 + signum)
-
-    signal.signal(signal.SIGTERM, end)
+    ended = end_with(proc)
     local = f"http://{'127.0.0.1' if args.address in WILDCARDS else args.address}:{args.port}"
     try:
         if not wait_until_up(local, proc):
+            if ended:
+                return 128 + ended[0]
             print("The dashboard did not start; its messages are above.", file=sys.stderr)
             proc.terminate()
             return proc.wait() or 1
@@ -104,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print("  Viewers: no network found, so only this machine can open the dashboard.")
         print(f"  Presenter, this screen only, never on the projector:   {local}/?{PARAM}={token}\n", flush=True)
-        return proc.wait()
+        code = proc.wait()
+        return 128 + ended[0] if ended else code
     except KeyboardInterrupt:  # Ctrl-C reaches the server too (same process group); let it finish
         return proc.wait()
 

@@ -25,7 +25,7 @@ from core.engine import models
 from core.engine.devices import GPU_ADVICE
 from core.i18n import N_, _
 from core.presets import PRESET_MODES, PRESETS
-from ui import compare_settings, compared, kept, links
+from ui import compare_settings, compared, entered, kept, links
 from ui.resources import hardware
 
 # The widget shows "the whole set" as 0; TrainConfig says None.
@@ -43,7 +43,7 @@ EXECUTION_LABELS = {
 def values() -> dict:
     """The sidebar's values as TrainConfig fields (device and, in some modes, execution come from the mode)."""
     ss = st.session_state
-    picked = {k: ss.get(k, DEFAULTS[k]) for k in DEFAULTS if k != "mode"}
+    picked = {k: entered.value(k, ss.get(k, DEFAULTS[k])) for k in DEFAULTS if k != "mode"}
     return {**picked, "train_subset": picked["train_subset"] or None}
 
 
@@ -133,6 +133,7 @@ def number_ui(where, label: str, key: str, low: float, high: float, **options) -
     """
     where.number_input(label, min_value=None, max_value=None, key=key, help=_("From {low:g} to {high:g}.").format(low=low, high=high),
                        persist_state=KEEP, **options)  # fmt: skip
+    entered.watch(key)  # a value Streamlit drops (2**63 - 1, NaN) is still the one a refusal names
 
 
 def mode_ui(hw: hardware_check.Hardware) -> device_modes.Mode:

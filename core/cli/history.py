@@ -13,8 +13,9 @@ import os
 import sys
 
 from core.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, db_flag, fail
+from core.history import archive
 from core.history.importer import RunFileError
-from core.history.limits import MAX_CELL, printable, without_controls
+from core.history.limits import MAX_CELL, printable, read_limited, without_controls
 from core.history.paths import check_path
 from core.history.salvage import salvage
 from core.history.store import Store, StoreError, default_db_path
@@ -168,6 +169,8 @@ def cmd_salvage(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Add a run or sweep file (from train/sweep --json or export, e.g. a GPU server's) to the history."""
+    if str(args.file).lower().endswith(".zip"):  # as the page tells a .zip: by its name
+        return _import_zip(args)
     try:
         outcome = Store(args.db).import_file(args.file)
     except RunFileError as err:
@@ -176,6 +179,27 @@ def cmd_import(args: argparse.Namespace) -> int:
         return fail(str(err))
     print(outcome.describe())
     return EXIT_OK
+
+
+def _import_zip(args: argparse.Namespace) -> int:
+    """Every run and sweep file in a .zip (History's download of several runs), as the page imports them: the .zip
+    at most the page's upload limit, its members within core.history.archive's, one sentence for each member."""
+    failed = 0
+    try:
+        store = Store(args.db)
+        for member in archive.zip_members(read_limited(args.file)):  # one member in memory at a time
+            try:
+                if member.problem:
+                    raise RunFileError(member.problem)
+                print(store.import_file(member.data).describe())
+            except RunFileError as err:
+                failed += 1
+                fail(f"{args.file}: {member.name}: {err}")
+    except (RunFileError, archive.ArchiveError) as err:
+        return fail(f"{args.file}: {err}")
+    except StoreError as err:
+        return fail(str(err))
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
@@ -210,7 +234,7 @@ def _export_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _import_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE", help="a run's or a sweep's JSON file (at most 5 MiB)")
+    p.add_argument("file", metavar="FILE", help="a run's or a sweep's JSON file, or a .zip of them (at most 5 MiB)")
     db_flag(p)
 
 
@@ -226,4 +250,8 @@ SALVAGE = Command(
     lambda p: (p.add_argument("damaged", metavar="DAMAGED"), p.add_argument("new", metavar="NEW")),
     cmd_salvage,
 )
-IMPORT = Command("add a run's or sweep's JSON file (e.g. from a GPU server) to the history", _import_flags, cmd_import)
+IMPORT = Command(
+    "add a run's or sweep's JSON file (e.g. from a GPU server), or History's .zip of them, to the history",
+    _import_flags,
+    cmd_import,
+)

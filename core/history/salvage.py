@@ -2,19 +2,22 @@
 
 PRAGMA integrity_check runs first and its first finding is quoted. Ids are gathered from the runs table and,
 where a damaged page cuts that scan short, from its primary-key index; each run is then read on its own, and
-a run whose epochs cannot all be read keeps those that can (read one by one). Nothing is written to the
-damaged file: it is opened read-only.
+a run whose epochs cannot all be read keeps those that can (read one by one). A file cut short of its header's
+size is read through a copy rebuilt from its surviving pages (core/history/truncated.py), and the sentence says
+how many of its pages are left. Nothing is written to the damaged file: it is opened read-only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
-from core.history import tables
+from core.history import tables, truncated
 from core.history.database import connect
 from core.history.limits import RunFileError
 from core.history.paths import StoreError, check_path
@@ -26,6 +29,7 @@ _ID_SCANS = (
     "SELECT run_id FROM runs INDEXED BY sqlite_autoindex_runs_1",  # only the index's pages: a covering scan
     "SELECT run_id FROM runs ORDER BY rowid DESC",  # the table from its other end, past a damaged page
 )
+TABLES = ("runs", "epochs")  # what a file cut short is rebuilt with (core/history/truncated.py)
 MAX_EPOCH = 1000  # TrainConfig's limit: one-by-one epoch reads stop here
 
 
@@ -38,29 +42,67 @@ def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> str:
         said = _("{path} already exists; salvage writes a new file, so name one that does not exist.")
         raise StoreError(said.format(path=dst_path))
     try:
+        short = truncated.cut(src_path)
         damaged = sqlite3.connect(f"file:{src_path}?mode=ro", uri=True, timeout=1)
         found = _integrity(damaged)
-    except sqlite3.Error as err:
+    except (sqlite3.Error, OSError) as err:
         said = _("The run history {path} cannot be opened at all ({problem}); nothing can be saved.")
         raise StoreError(said.format(path=src_path, problem=err)) from None
     try:
         _require_history(damaged, src_path)
-        ids = _ids(damaged)
-        out = connect(dst_path)
-        try:
-            counts = _copy(damaged, out, ids)
-        finally:
-            out.close()
     finally:
         damaged.close()
+    try:
+        with _readable(src_path, short, dst_path.parent) as path:
+            ids, counts = _salvage(path, dst_path)
+    except OSError as err:  # the rebuilt copy of a file cut short, made beside the new file
+        said = _("Salvage could not write its working copy of {path} in {folder} ({problem}); nothing was written.")
+        raise StoreError(said.format(path=src_path, folder=dst_path.parent, problem=err)) from None
+    return _said(src_path, dst_path, len(ids), counts, found, short)
+
+
+@contextlib.contextmanager
+def _readable(src: Path, short: truncated.Cut | None, workdir: Path) -> Iterator[Path]:
+    """The file to read the runs from: `src` itself, or where it was cut short, a sound copy of what survives."""
+    if short is None:
+        yield src
+        return
+    with truncated.rebuilt(src, short, workdir, TABLES) as path:
+        yield path
+
+
+def _salvage(path: Path, dst: Path) -> tuple[list[str], tuple[int, ...]]:
+    """The ids found in the history at `path` and what _copy saved of them into the new file `dst`."""
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)) as damaged:
+        ids = _ids(damaged)
+        out = connect(dst)
+        try:
+            return ids, _copy(damaged, out, ids)
+        finally:
+            out.close()
+
+
+def _said(src: Path, dst: Path, count: int, counts: tuple[int, ...], found: str, short: truncated.Cut | None) -> str:
     runs, partial, sweeps, lost = counts
+    if short is not None and count == 0:  # never "0 of the 0 results found" when the header says more was there
+        said = _(
+            "Salvaged nothing from {src} into {dst}: the file is cut short, holding {kept} of the {pages} pages its "
+            "header gives, and no result could be read on them (integrity check: {found})."
+        )
+        return said.format(src=src, dst=dst, kept=short.kept, pages=short.pages, found=found)
     # Of the results found, not of the runs read: a row that cannot be read is of no known kind (bench: 40 ids, 3 lost).
     said = _(
         "Salvaged {saved} of the {count} results found in {src} ({runs} runs, {partial} of them missing some epochs, "
         "and {sweeps} sweeps) into {dst}; {lost} could not be read (integrity check: {found})."
     )
     counted = {"runs": runs, "partial": partial, "sweeps": sweeps, "lost": lost, "found": found}
-    return said.format(saved=runs + sweeps, count=len(ids), src=src_path, dst=dst_path, **counted)
+    said = said.format(saved=runs + sweeps, count=count, src=src, dst=dst, **counted)
+    if short is None:
+        return said
+    cut = _(
+        "The file is cut short: it holds {kept} of the {pages} pages its header gives; what was on the rest is lost."
+    )
+    return f"{said} {cut.format(kept=short.kept, pages=short.pages)}"
 
 
 def _require_history(db: sqlite3.Connection, path: os.PathLike) -> None:
@@ -141,11 +183,11 @@ def _copy(db: sqlite3.Connection, out: sqlite3.Connection, ids: list[str]) -> tu
 
 
 def _epochs(db: sqlite3.Connection, run_id: str) -> tuple[list[tuple[str, str]], bool]:
-    """(run_id, metrics) rows in epoch order, and whether all of them could be read."""
+    """(run_id, metrics) rows in epoch order, and whether all of them could be read: as many as the run's row counts
+    (a file cut short reads as if the epochs on its lost pages had never been there)."""
     try:
-        return db.execute(
-            "SELECT run_id, metrics FROM epochs WHERE run_id = ? ORDER BY epoch", (run_id,)
-        ).fetchall(), True
+        rows = db.execute("SELECT run_id, metrics FROM epochs WHERE run_id = ? ORDER BY epoch", (run_id,)).fetchall()
+        return rows, len(rows) >= _epochs_done(db, run_id)
     except sqlite3.Error:
         pass
     rows = []
@@ -155,6 +197,15 @@ def _epochs(db: sqlite3.Connection, run_id: str) -> tuple[list[tuple[str, str]],
         except sqlite3.Error:
             continue
     return rows, False
+
+
+def _epochs_done(db: sqlite3.Connection, run_id: str) -> int:
+    """The epochs the run's row says are stored (its summary); 0 where a history from before the summary has none."""
+    try:
+        row = db.execute("SELECT epochs_done FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    except sqlite3.Error:
+        return 0
+    return row[0] if row and isinstance(row[0], int) else 0
 
 
 def _write(out: sqlite3.Connection, result: RunResult | SweepResult, origin: str) -> None:
