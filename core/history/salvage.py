@@ -160,7 +160,7 @@ def _copy(db: sqlite3.Connection, out: sqlite3.Connection, ids: list[str]) -> tu
     for run_id in ids:
         try:
             row = db.execute(
-                f"SELECT kind, payload, {tables.RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)
+                f"SELECT kind, payload, {_run_columns(db)} FROM runs WHERE run_id = ?", (run_id,)
             ).fetchone()
         except sqlite3.Error:
             lost += 1
@@ -174,12 +174,31 @@ def _copy(db: sqlite3.Connection, out: sqlite3.Connection, ids: list[str]) -> tu
             continue
         try:
             result, complete = READERS[kind](db, run_id, payload, columns)
-            _write(out, result, columns[-1])
+            result.trace = _trace(db, run_id) if isinstance(result, RunResult) else None
+            _write(out, result, columns[tables.RUN_COLUMNS.split(", ").index("origin")])
         except (ValueError, TypeError, RunFileError, StoreError, sqlite3.Error):
             lost += 1
             continue
         found[kind], partial = found[kind] + 1, partial + (not complete)
     return found["train"], partial, found[SWEEP_KIND], lost
+
+
+def _run_columns(db: sqlite3.Connection) -> str:
+    """RUN_COLUMNS as this file has them: a file from before schema 3 of the history has no measured column."""
+    try:
+        have = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    except sqlite3.Error:
+        have = set()
+    return ", ".join(c if c in have or not have else "NULL" for c in tables.RUN_COLUMNS.split(", "))
+
+
+def _trace(db: sqlite3.Connection, run_id: str) -> bytes | None:
+    """The run's profiler trace where the file has one and its pages are readable."""
+    try:
+        row = db.execute("SELECT xspace FROM traces WHERE run_id = ?", (run_id,)).fetchone()
+    except sqlite3.Error:
+        return None
+    return bytes(row[0]) if row else None
 
 
 def _epochs(db: sqlite3.Connection, run_id: str) -> tuple[list[tuple[str, str]], bool]:
