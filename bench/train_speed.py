@@ -19,12 +19,17 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import baselines  # noqa: E402
 
 from core.config import EXECUTIONS, TrainConfig, canonical_execution  # noqa: E402
 from core.engine import data, devices, models  # noqa: E402
 from core.engine.executions import jit_compile_for  # noqa: E402
 from core.engine.tf_setup import tf  # noqa: E402
 from core.engine.training import train  # noqa: E402
+
+ROUNDS = 2
 
 
 def plain_keras(config: TrainConfig, tf_device: str):
@@ -101,6 +106,34 @@ def main() -> None:
     print(f"accuracy difference:             {result.final_test_accuracy() - plain_acc[-1]:+.4f}")
     print(f"per-epoch callback cost:         {callback_cost * 100:.2f}% of an epoch (target < 3%)")
     print(f"speedup_vs_plain_keras_fit: {plain_median / core_median:.2f}")
+    references(ds, args.device, args.epochs, core_median, result.final_test_accuracy())
+
+
+def references(ds, device: str, epochs: int, fastest: float, accuracy: float) -> None:
+    """The plain-fit arm against one model.fit(epochs=N) call, per Quick demo model, and the fastest epoch against
+    the seed tutorial's own TF1 program: each pair in the same process, taking turns over ROUNDS rounds."""
+    arms: dict[str, list[float]] = {}
+    calls: dict[str, list[float]] = {}
+    program: list[float] = []
+    for _ in range(ROUNDS):
+        for name, settings in (("softmax", baselines.TUTORIAL), ("mlp", baselines.QUICK_MLP)):
+            config = TrainConfig(
+                dataset="fashion_mnist", device=device, epochs=epochs, execution="keras-fit", xla="off", **settings
+            )
+            run = train(config, measurements=False)
+            arms.setdefault(name, []).extend(e.train_seconds for e in run.steady_epochs())
+            calls.setdefault(name, []).extend(baselines.one_fit_call(ds, settings, epochs)[1:])
+        times, program_accuracy = baselines.tutorial_program(ds, epochs)
+        program += times[1:]
+    for name in arms:
+        arm, call = statistics.median(arms[name]), statistics.median(calls[name])
+        print(
+            f"{name}: the plain-fit arm's steady epoch {arm:.3f} s, one model.fit(epochs={epochs}) call's {call:.3f} s"
+        )
+        print(f"plain_fit_vs_one_fit_call: {name} {arm / call:.2f}")
+    tutorial = statistics.median(program)
+    print(f"the tutorial's TF1 program: {tutorial:.3f} s an epoch, test accuracy {program_accuracy:.4f} after {epochs}")
+    print(f"vs_tutorial_program: {tutorial / fastest:.2f}")
 
 
 if __name__ == "__main__":
