@@ -17,7 +17,7 @@ from typing import Any
 from core import device_kinds
 from core.config import TrainConfig
 from core.engine import data as datasets
-from core.engine import devices, executions, flops, learned, models, timeline, traffic
+from core.engine import devices, executions, flops, learned, load, models, timeline, traffic
 from core.engine.executions import Execution, jit_compile_for
 from core.engine.job import Cancelled, StopCheck, check_placement, never_stop, run_job
 from core.engine.measure import device_limits, measure_device
@@ -196,6 +196,7 @@ def train_epoch(setup: SetUp, epoch: int, before: list[EpochMetrics], hooks: Hoo
     seconds_before, samples_before = sum(e.train_seconds for e in before), len(before) * execution.samples_per_epoch
     most = timeline.points_per_epoch(setup.config.epochs)
     execution.prepare_epoch()
+    cpu_before = load.sample()
     began_training = time.perf_counter()
 
     def calls_so_far(marks: list) -> list:
@@ -204,6 +205,7 @@ def train_epoch(setup: SetUp, epoch: int, before: list[EpochMetrics], hooks: Hoo
     check = hooks.should_stop if hooks.on_progress is None else _sending_progress(epoch, setup, calls_so_far, hooks)
     train_loss, train_acc = execution.train_epoch(check)
     train_seconds = time.perf_counter() - began_training
+    others = load.others_cores(cpu_before, load.sample())
     began = time.perf_counter()
     test_loss, test_acc = execution.evaluate(hooks.should_stop)
     eval_seconds = time.perf_counter() - began
@@ -221,6 +223,7 @@ def train_epoch(setup: SetUp, epoch: int, before: list[EpochMetrics], hooks: Hoo
         gflops_per_second=setup.train_flops * execution.samples_per_epoch / train_seconds / 1e9,
         calls=calls_so_far(execution.marks),
         learned=learned.of_model(setup.model, config.model, setup.x_strip, setup.strip, labels),
+        others_cores=others,
     )
 
 

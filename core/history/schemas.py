@@ -251,8 +251,16 @@ RUN_V3 = closed(
 )  # fmt: skip
 
 # -- version 4: what the engine measured beside the epochs, a typed record (core.results.measurements) ----------
+EPOCH_V4 = closed(
+    {**EPOCH_V2["properties"], "others_cores": number(0, 10_000, nullable=True)}, required=tuple(EPOCH_V2["required"])
+)
 RUN_V4 = closed(
-    {**RUN_V3["properties"], "schema_version": {"const": 4, "description": "4"}, "measured": MEASURED},
+    {
+        **RUN_V3["properties"],
+        "schema_version": {"const": 4, "description": "4"},
+        "measured": MEASURED,
+        "epochs": list_of(EPOCH_V4),
+    },
     required=(*RUN_V1["required"], "measured"),  # written on every run, null where nothing was measured
 )
 

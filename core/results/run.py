@@ -20,6 +20,7 @@ from core.results.measurements import Measurements
 # version 1-3 run (read from an older file or history) is written back in its own version's format.
 SCHEMA_VERSION = 4
 V2_EPOCH_FIELDS = ("calls", "learned")
+V4_EPOCH_FIELDS = ("others_cores",)
 MAX_CALLS_PER_EPOCH = 200  # an epoch with more calls records neighbouring ones merged (core.engine.timeline)
 MAX_STRIP = 32  # test images in Learned's strip
 
@@ -91,6 +92,8 @@ class EpochMetrics:
     # (a run keeps it on its last epoch only, so a file stays small).
     calls: list[CallPoint] = field(default_factory=list, hash=False)
     learned: Learned | None = field(default=None, hash=False)
+    # Schema version 4: the cores the rest of the machine used on average while it trained (core.engine.load).
+    others_cores: float | None = None
 
     def __post_init__(self) -> None:
         # Read back from JSON (the history, a file) these arrive as plain dicts.
@@ -109,7 +112,7 @@ class EpochInProgress:
 
 
 # An epoch's columns in a table or CSV: its numbers, not its calls or snapshot (version 1's fields).
-EPOCH_COLUMNS = tuple(f.name for f in fields(EpochMetrics) if f.name not in V2_EPOCH_FIELDS)
+EPOCH_COLUMNS = tuple(f.name for f in fields(EpochMetrics) if f.name not in V2_EPOCH_FIELDS + V4_EPOCH_FIELDS)
 
 
 @dataclass
@@ -161,6 +164,7 @@ class RunResult:
         data["measured"] = self.measured.to_dict() if self.measured else None
         if self.schema_version < 4:  # an older run is written in its own version's format
             del data["measured"]
+            data["epochs"] = [{k: v for k, v in e.items() if k not in V4_EPOCH_FIELDS} for e in data["epochs"]]
         if self.schema_version < 2:
             data["epochs"] = [{k: v for k, v in e.items() if k not in V2_EPOCH_FIELDS} for e in data["epochs"]]
         ordered = {"schema_version": data.pop("schema_version")}

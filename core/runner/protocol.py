@@ -29,6 +29,7 @@ class Hello:
 
     path: list[str]
     warm_ups: list[Callable[[], None]]
+    parent_pid: int | None = None  # the runner's process: a run counts its CPU as its own (core.engine.load)
 
 
 @dataclass(frozen=True)

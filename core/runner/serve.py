@@ -21,6 +21,8 @@ from core.runner.protocol import Done, Go, Hello, Item, Ready, Start, Stop, Want
 def _serve(conn: Connection) -> None:
     hello: Hello = conn.recv()
     sys.path[:0] = [p for p in hello.path if p not in sys.path]
+    if hello.parent_pid:  # core.engine.load: the runner's process is the dashboard's, not "the rest of the machine"
+        os.environ["TFDASH_SERVER_PID"] = str(hello.parent_pid)
     # The seconds a warm-up costs (core.engine.kinds: import TensorFlow and Keras) pass while the worker waits,
     # not after someone pressed Run.
     for warm_up in hello.warm_ups:

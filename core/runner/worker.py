@@ -17,6 +17,7 @@ parent's side of a job is core.runner.turns (one job is a group of one), the wor
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -46,7 +47,7 @@ class Worker:
         self.ready = False
         self._ready_lock = threading.Lock()  # the dispatcher and Runner.warm() may both wait for Ready
         # The parent's path first, so the worker imports job functions from the modules the parent has.
-        self.conn.send(Hello(list(sys.path), list(dict.fromkeys(warm_ups))))
+        self.conn.send(Hello(list(sys.path), list(dict.fromkeys(warm_ups)), os.getpid()))
 
     @staticmethod
     def _fresh(child) -> subprocess.Popen:
