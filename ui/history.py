@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import compare
 from core.history import archive
 from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
@@ -256,7 +257,7 @@ def history_ui() -> None:
         placeholder=tables.MISSING,
         column_config={
             _("Test accuracy"): st.column_config.NumberColumn(format="%.1f%%"),
-            _("Median epoch (s)"): st.column_config.NumberColumn(format="%.3f"),
+            _("Steady epoch (s)"): st.column_config.NumberColumn(format="%.3f", help=_(compare.STEADY_EPOCH)),
         },
     )
     groups_ui(rows)
