@@ -161,8 +161,9 @@ def code_ui(configs: list[TrainConfig] | None, runs: tuple[JobStatus, ...]) -> N
                 python=snippet.python_command()
             )
         )
+        host = hardware().host  # XLA said as it resolves on this machine's devices
         st.code(
-            "\n".join(snippet.cli_command(c, f"{slug(lb)}.json") for c, lb in zip(configs, names, strict=True)),
+            "\n".join(snippet.cli_command(c, f"{slug(lb)}.json", host) for c, lb in zip(configs, names, strict=True)),
             language="bash",
             wrap_lines=True,
         )
