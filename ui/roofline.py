@@ -243,6 +243,7 @@ def _unmeasured(info: dict) -> str:
 
 # A run's own quick measurement of the peak that departs from the shared figure by more than this is said.
 DEPARTS = 0.20
+PEAK_SOURCES = {"server": N_("server"), "process": N_("process")}  # who measured the peak a run used (peak_source)
 
 
 def limits_note(info: dict) -> str | None:
@@ -258,7 +259,8 @@ def limits_note(info: dict) -> str | None:
         said = _("its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {off:.0%} above the "
                  "{shared:,.0f} GFLOP/s this {source} measured and every run here uses: the machine was busier (or "
                  "quieter) then.")  # fmt: skip
-    return said.format(own=own, off=abs(own / shared - 1), shared=shared, source=info.get("peak_source") or "process")
+    source = _(PEAK_SOURCES.get(info.get("peak_source") or "", PEAK_SOURCES["process"]))  # in the page's language
+    return said.format(own=own, off=abs(own / shared - 1), shared=shared, source=source)
 
 
 def _unzip(pairs) -> tuple[list, list]:
