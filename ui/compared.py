@@ -42,7 +42,7 @@ TERMS = {
                 "graph (and XLA compiles it), so epoch 1 is slow and is left out of every speedup.")),
     N_("Step"): (r"\bsteps?\b|步", N_("one batch of images: a forward pass, the gradients and one update of the "
                  "weights.")),
-    N_("Plain fit"): (r"plain fit|普通 ?(model\.)?fit", N_("Keras' model.fit as most code is written: Python hands TensorFlow "
+    N_("Plain fit"): (r"plain fit|普通 ?(model\.)?fit|\(model\.fit\)", N_("Keras' model.fit as most code is written: Python hands TensorFlow "
                       "one step at a time, and pays for it at every step.")),
     N_("Multi-step loop"): (r"multi-step loop|多步循环", N_("many steps inside one tf.function call, so Python and "
                             "Keras run once per call, not once per step.")),

@@ -110,7 +110,7 @@ def pointer_ui() -> None:
         what=what, when=words.short_time(results[0].started_at)
     )
     st.caption(words.plain(said))
-    left, right = st.columns(2)
+    left, right, _rest = st.columns([2, 2, 3], vertical_alignment="center")
     here = {groups.GROUP_PARAM: group}
     left.page_link("ui/history.py", label=_("Open it in History"), icon=":material/history:", query_params=here)
     ids = [r.run_id for r in results if r.run_id]
