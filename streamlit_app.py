@@ -24,7 +24,7 @@ VIEWS = (
 
 def main() -> None:
     code = lang.apply()  # before any words: every sentence below is in the page's language
-    st.set_page_config(page_title="TensorFlow: CPU vs GPU", page_icon="⏱️", layout="wide")
+    st.set_page_config(page_title="TensorFlow training, live", page_icon="⏱️", layout="wide")
     if problem := resources.start():
         st.error(problem)
         return
@@ -36,7 +36,7 @@ def main() -> None:
     )
     watcher.queue_ui()
     page.run()
-    compared.default_title_ui()
+    compared.default_title_ui(page.url_path)
     lang.switch_ui(code, None if page is pages[0] else st.container())  # Train's sidebar, else under the view
 
 

@@ -91,7 +91,9 @@ def main() -> None:
                 if found is None:
                     raise SystemExit(f"repeat {i + 1}: fewer than {compare.MIN_CALLS} steady measurements on a side")
                 reference = compare.steady_epoch_seconds(base) / compare.steady_epoch_seconds(other)
-                median = base.median_epoch_seconds() / other.median_epoch_seconds()
+                median = statistics.median(e.train_seconds for e in base.steady_epochs()) / statistics.median(
+                    e.train_seconds for e in other.steady_epochs()
+                )
                 pairs = [a.train_seconds / b.train_seconds
                          for a, b in zip(base.steady_epochs(), other.steady_epochs(), strict=True)]  # fmt: skip
                 paired[way].append(statistics.median(pairs))

@@ -36,7 +36,7 @@ def build(path: Path, runs: int, epochs: int) -> None:
     Store(path).close()  # the current schema
     template = make_result(epochs=epochs)
     metrics = [json.dumps(asdict(m)) for m in template.epochs]
-    done, accuracy, median = summary.summarise(template.epochs)
+    done, accuracy, steady = summary.summarise(template.epochs)
     config = json.dumps({**template.config, "epochs": epochs})
     import sqlite3
 
@@ -45,11 +45,11 @@ def build(path: Path, runs: int, epochs: int) -> None:
     with db:
         db.executemany(
             "INSERT INTO runs (run_id, status, schema_version, config, host, device, started_at, finished_at,"
-            " stored_at, origin, epochs_done, final_test_accuracy, median_epoch_seconds)"
+            " stored_at, origin, epochs_done, final_test_accuracy, steady_epoch_seconds)"
             " VALUES (?, 'completed', 1, ?, ?, ?, ?, ?, ?, 'imported', ?, ?, ?)",
             [(f"run{i:09d}", config, json.dumps(SERVER_HOST), json.dumps(SERVER_DEVICE),
               f"2026-11-{1 + i % 28:02d}T{i % 24:02d}:00:{i % 60:02d}.000+00:00", template.finished_at,
-              template.finished_at, done, accuracy, median) for i in range(runs)],
+              template.finished_at, done, accuracy, steady) for i in range(runs)],
         )  # fmt: skip
         for i in range(runs):
             run_id = f"run{i:09d}"

@@ -39,7 +39,9 @@ def timed_run(runner: Runner, config: TrainConfig) -> tuple[float, float]:
     status = runner.wait(run_id)
     if status.state != "completed":
         raise SystemExit(f"{config.device}: the run ended {status.state}: {status.error}")
-    return first or time.perf_counter() - began, status.result.median_epoch_seconds()
+    return first or time.perf_counter() - began, statistics.median(
+        e.train_seconds for e in status.result.steady_epochs()
+    )
 
 
 def main() -> None:

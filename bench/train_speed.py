@@ -82,7 +82,7 @@ def main() -> None:
     if result.status != "completed":
         sys.exit(f"core training {result.status}: {result.error}")
 
-    core_median = result.median_epoch_seconds()
+    core_median = statistics.median(e.train_seconds for e in result.steady_epochs())
     plain_median = statistics.median(plain_times[1:])
     epoch_total = statistics.median(e.train_seconds + e.eval_seconds for e in result.steady_epochs())
     callback_cost = statistics.median(callback_seconds[1:]) / epoch_total

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,10 +84,25 @@ def throughput(result: RunResult) -> float | None:
     return found.rate if found else None
 
 
+# The steady epoch, as every table and line says it (page, History, `python -m core train` and `history`): the mean,
+# so two runs' steady epochs for the same work are in the ratio of their throughputs, which a median is not.
+STEADY_EPOCH = N_("the mean of epochs 2 and later")
+
+
+def mean_epoch(seconds: Sequence[float]) -> float | None:
+    """The steady epoch (STEADY_EPOCH) of these steady epochs' training seconds; None for none."""
+    return sum(seconds) / len(seconds) if seconds else None
+
+
 def steady_epoch_seconds(result: RunResult) -> float | None:
-    """The mean steady epoch's training seconds: for the same samples per epoch, in the ratio of throughput."""
-    steady = result.steady_epochs()
-    return sum(e.train_seconds for e in steady) / len(steady) if steady else None
+    """The run's steady epoch (STEADY_EPOCH): the mean of epochs 2+'s training seconds, in the ratio of throughput."""
+    return mean_epoch([e.train_seconds for e in result.steady_epochs()])
+
+
+def warmup_cost(result: RunResult) -> float | None:
+    """What epoch 1 took beyond the steady epoch: tracing and compiling (on a noisy machine slightly negative)."""
+    first, steady = next((e for e in result.epochs if e.warmup), None), steady_epoch_seconds(result)
+    return first.train_seconds - steady if first is not None and steady is not None else None
 
 
 def point_measurements(point: SweepPoint) -> Measurements | None:
@@ -226,19 +242,27 @@ def time_to_accuracy(result: RunResult, target: float) -> float | None:
 
 
 def time_to_accuracy_sentence(result: RunResult, target: float | None = None) -> str | None:
-    """'time to 82% test accuracy: 3.21 s of training (epoch 2)'; target None: default_target([result]). None without epochs."""
+    """'time to 82% test accuracy: 3.21 s of training (epoch 2)'; target None: default_target([result]), said as
+    such. None without epochs. English: the CLI's."""
+    rule = f" ({TARGET_RULE})" if target is None else ""
     target = default_target([result]) if target is None else target
     if target is None:
         return None
     reached = time_to_accuracy(result, target)
     if reached is None:
-        return f"time to {target:.0%} test accuracy: not reached in {len(result.epochs)} epochs"
+        return f"time to {target:.0%} test accuracy{rule}: not reached in {len(result.epochs)} epochs"
     epoch = next(e.epoch for e in result.epochs if e.test_accuracy >= target)
-    return f"time to {target:.0%} test accuracy: {reached:.2f} s of training (epoch {epoch})"
+    return f"time to {target:.0%} test accuracy{rule}: {reached:.2f} s of training (epoch {epoch})"
+
+
+# The default target of 'time to X%', wherever a figure says one (the page's table and chart, `python -m core train`
+# and `compare`): the same rule over the same runs gives the same X.
+TARGET_RULE = N_("the highest whole percent every run reached")
 
 
 def default_target(results: list[RunResult]) -> float | None:
-    """The highest whole percentage that every run reached at some epoch (0.82 for 82.8% and 84.1%); None without epochs."""
+    """TARGET_RULE: the highest whole percentage every run reached at some epoch (0.82 for 82.8% and 84.1%); None
+    without epochs."""
     best = [max(e.test_accuracy for e in r.epochs) for r in results if r.epochs]
     if not best or len(best) < len(results):
         return None

@@ -11,7 +11,8 @@ from core.config import TrainConfig
 from core.engine import models
 from core.engine.data import DEBIAN_FASHION_DIR, FASHION_FILES, TEST_SIZE, synthetic_arrays
 from core.engine.executions.base import jit_compile_for
-from core.engine.step import TARGET_CALL_SECONDS
+from core.engine.executions.loop import MIN_CALLS_PER_EPOCH
+from core.engine.step import MIN_CALL_SECONDS, TARGET_CALL_SECONDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,8 +57,9 @@ def python_command() -> str:
         return str(exe)
 
 
-def cli_command(config: TrainConfig, json_path: str | None = None) -> str:
-    """`.venv/bin/python -m core train ...` with every setting spelled out, run from the repository root."""
+def cli_command(config: TrainConfig, json_path: str | None = None, host: dict | None = None) -> str:
+    """`.venv/bin/python -m core train ...` with every setting spelled out, run from the repository root; XLA as the
+    run resolves it on `host` (core.engine.devices' host info; None: a GPU is a CUDA one), on or off, never auto."""
     args = [
         python_command(), "-m", "core", "train",
         "--dataset", config.dataset,
@@ -76,8 +78,11 @@ def cli_command(config: TrainConfig, json_path: str | None = None) -> str:
         args += ["--hidden-units", str(config.hidden_units)]
     if config.precision != "float32":
         args += ["--precision", config.precision]
-    if config.xla != "auto":
-        args += ["--xla", config.xla]
+    # Said, not left to auto: the speed depends on it, and auto's choice depends on the device and the mode.
+    args += [
+        "--xla",
+        "on" if jit_compile_for(config.device, config.model, config.xla, host, config.execution) else "off",
+    ]
     if json_path:
         args += ["--json", json_path]
     return shlex.join(args)
@@ -101,8 +106,12 @@ def _fit_lines(config: TrainConfig, steps_per_execution: int | None) -> tuple[li
         "                  jit_compile=JIT_COMPILE)",
     ]
     epoch = [
-        "        model.fit(x_train[order], y_train[order], batch_size=BATCH, epochs=1, shuffle=False, verbose=0)",
+        "        xb, yb = x_train[order], y_train[order]  # gathered before the clock starts, as the dashboard does",
+        "        began = time.perf_counter()",
+        "        model.fit(xb, yb, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)",
+        "        seconds.append(time.perf_counter() - began)  # fit returns once its last step's results are in",
         "        loss, accuracy = model.evaluate(x_test, y_test, verbose=0)",
+        '        print(f"epoch {epoch + 1}: test accuracy {accuracy:.4f}, {seconds[-1]:.3f} s of training")',
     ]
     return setup, epoch
 
@@ -130,18 +139,26 @@ def _loop_lines(config: TrainConfig, _: int | None) -> tuple[list[str], list[str
         "",
         "        return tf.while_loop(lambda i, _: i < count, step, (tf.constant(0), tf.constant(0.0)))[1]",
         "",
-        "    chunk = 1  # steps in the next call: the first call traces the step, then calls of about 0.2 s",
+        "    # Calls sized as the dashboard sizes them: at most TARGET_CALL_SECONDS each, at least MIN_CALLS_PER_EPOCH",
+        "    # an epoch, none under MIN_CALL_SECONDS; the first call (one step) traces the step.",
+        "    chunk, most = 1, math.ceil(steps / MIN_CALLS_PER_EPOCH)",
     ]
     epoch = [
-        "        order, done = tf.constant(order), 0",
+        "        order, done, calls = tf.constant(order), 0, 0",
+        "        began = time.perf_counter()",
         "        while done < steps:",
-        "            count = min(chunk, steps - done)",
-        "            began = time.perf_counter()",
+        "            left = steps - done",
+        "            count = math.ceil(left / math.ceil(left / chunk))  # equal calls: no short remainder",
+        "            called = time.perf_counter()",
         "            float(train_steps(order, tf.constant(done), tf.constant(count)))  # waits for the device",
-        f"            chunk = max(1, min(steps, int({TARGET_CALL_SECONDS} * count / (time.perf_counter() - began))))",
-        "            done += count",
+        "            per_step = max((time.perf_counter() - called) / count, 1e-7)",
+        "            shortest = int(MIN_CALL_SECONDS / per_step)",
+        "            chunk = max(1, min(steps, int(TARGET_CALL_SECONDS / per_step), max(most, shortest)))",
+        "            done, calls = done + count, calls + 1",
+        "        seconds.append(time.perf_counter() - began)",
         "        probs = model.predict(x_test, batch_size=1000, verbose=0)",
         "        accuracy = np.mean(probs.argmax(axis=1) == y_test)",
+        '        print(f"epoch {epoch + 1}: test accuracy {accuracy:.4f}, {seconds[-1]:.3f} s of training in {calls} calls")',
     ]
     return setup, epoch
 
@@ -150,22 +167,14 @@ def _loop_lines(config: TrainConfig, _: int | None) -> tuple[list[str], list[str
 _TRAINING = {"keras-fit": _fit_lines, "keras-fit-spe": _fit_lines, "multi-step-loop": _loop_lines}
 
 
-def keras_code(config: TrainConfig, steps_per_execution: int | None = None) -> str:
-    """A self-contained script for one run: the same data, model, seed, batches, device, jit_compile and execution mode.
-
-    It loads the data as the dashboard does, draws each epoch's batch order from the seed as every mode
-    does, and prints each epoch's test accuracy. steps_per_execution: the run's calibrated N (its device
-    info), for keras-fit-spe.
-    """
-    tf_device = config.device_spec.tf_name
-    subset, size = config.train_subset, config.train_subset or 60_000
-    setup, epoch = _TRAINING[config.execution](config, steps_per_execution)
-    layers = [f"        {spec.source()}," for spec in models.layer_specs(config.model, config.hidden_units)]
-    lines = [
+def _head(config: TrainConfig, tf_device: str) -> list[str]:
+    loop = config.execution == "multi-step-loop"
+    return [
         f'"""The dashboard\'s run of {config.model} on {config.dataset}, {config.execution} on {config.device}, '
         'in plain TensorFlow/Keras."""',
         "",
         "import gzip",
+        *(["import math"] if loop else []),
         "import os",
         "import time",
         "from pathlib import Path",
@@ -175,16 +184,54 @@ def keras_code(config: TrainConfig, steps_per_execution: int | None = None) -> s
         "import tensorflow as tf",
         "",
         f"SEED, EPOCHS, BATCH = {config.seed}, {config.epochs}, {config.batch_size}",
-        # XLA set explicitly, as the dashboard does for every mode (auto: on for a GPU; on a CPU, only for the multi-step loop of a dense model).
+        *([f"TARGET_CALL_SECONDS, MIN_CALLS_PER_EPOCH, MIN_CALL_SECONDS = {TARGET_CALL_SECONDS}, "
+           f"{MIN_CALLS_PER_EPOCH}, {MIN_CALL_SECONDS}"] if loop else []),
+        # XLA set explicitly, as the dashboard does for every mode (auto: on for a GPU; on a CPU, only for the
+        # multi-step loop of a dense model).
         f"JIT_COMPILE = {jit_compile_for(tf_device, config.model, config.xla, None, config.execution)}",
         *([f'keras.config.set_dtype_policy("{config.precision}")  # this script trains one model: a global is fine']
           if config.precision != "float32" else []),
-        "",
-        "",
+    ]  # fmt: skip
+
+
+def _data(config: TrainConfig) -> list[str]:
+    subset, size = config.train_subset, config.train_subset or 60_000
+    return [
         _LOADERS[config.dataset].format(size=size),
         *([] if config.dataset == "synthetic" else _SCALE),
         *([f"x_train, y_train = x_train[:{subset}], y_train[:{subset}]  # the training subset"]
           if subset is not None and config.dataset != "synthetic" else []),
+    ]  # fmt: skip
+
+
+# The speed as the dashboard measures it: every epoch after epoch 1 (which traces and compiles), its samples over its
+# training seconds (evaluation timed apart), so the script's figure is the Samples / s of the page's table.
+_SPEED = [
+    "steady = seconds[1:]  # epoch 1 traces and compiles",
+    "if steady:",
+    "    rate = steps * BATCH * len(steady) / sum(steady)",
+    '    print(f"steady state: {rate:,.0f} samples per second (epochs 2-{EPOCHS}, training only)")',
+    "else:",
+    '    print("steady state: none yet (epoch 1 traces and compiles: run 2 or more epochs to time one)")',
+]
+
+
+def keras_code(config: TrainConfig, steps_per_execution: int | None = None) -> str:
+    """A self-contained script for one run: the same data, model, seed, batches, device, jit_compile and execution mode.
+
+    It loads the data as the dashboard does, draws each epoch's batch order from the seed as every mode
+    does, times each epoch's training as the dashboard does, prints each epoch's test accuracy and seconds,
+    then the steady state's samples per second. steps_per_execution: the run's calibrated N (its device
+    info), for keras-fit-spe.
+    """
+    tf_device = config.device_spec.tf_name
+    setup, epoch = _TRAINING[config.execution](config, steps_per_execution)
+    layers = [f"        {spec.source()}," for spec in models.layer_specs(config.model, config.hidden_units)]
+    lines = [
+        *_head(config, tf_device),
+        "",
+        "",
+        *_data(config),
         "",
         "keras.utils.set_random_seed(SEED)",
         "# Variables live on the device they are created on: build the model inside the scope.",
@@ -193,15 +240,16 @@ def keras_code(config: TrainConfig, steps_per_execution: int | None = None) -> s
         f"        keras.Input({models.INPUT_SHAPE}),",
         *layers,
         "    ])",
+        "    steps = len(x_train) // BATCH",
         *setup,
         "    # Each epoch's batches: a permutation drawn from the seed, the last partial batch dropped, the same",
         "    # in every execution mode.",
         "    rng = np.random.default_rng(SEED)",
-        "    steps = len(x_train) // BATCH",
+        "    seconds = []  # each epoch's training, wall clock around finished work",
         "    for epoch in range(EPOCHS):",
         '        order = rng.permutation(len(x_train))[: steps * BATCH].astype("int32")',
         *epoch,
-        '        print(f"epoch {epoch + 1}: test accuracy {accuracy:.4f}")',
+        *_SPEED,
         "print(model.trainable_variables[0].value.device)  # where the model actually lived",
-    ]  # fmt: skip
+    ]
     return "\n".join(lines) + "\n"

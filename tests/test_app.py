@@ -27,7 +27,7 @@ from core.engine import data
 from core.engine.devices import GPU_ADVICE
 from core.presets import PRESETS
 from tests.conftest import ROOT, require, wait_until
-from ui import access, live, tables, words
+from ui import access, compared, live, tables, words
 from ui.resources import get_runner, get_store
 from ui.watcher import Watch
 
@@ -39,8 +39,9 @@ PROBE_WAIT_S = 120
 VIEWS = {"Train": "ui/train.py", "History": "ui/history.py", "Scaling": "ui/scaling.py", "Devices": "ui/devices.py"}
 
 
-def page(view: str = "Train", at: AppTest | None = None) -> AppTest:
-    """One view of the page, drawn: in `at`'s session, or in a fresh browser session after the hardware check."""
+def page(view: str = "Train", at: AppTest | None = None, address: dict | None = None) -> AppTest:
+    """One view of the page, drawn: in `at`'s session, or in a fresh browser session after the hardware check (opened
+    at `address`, its query parameters)."""
     if at is None:
         hw = hardware_check.wait(PROBE_WAIT_S)
         assert hw.state == hardware_check.READY, hw.message
@@ -49,6 +50,7 @@ def page(view: str = "Train", at: AppTest | None = None) -> AppTest:
         at = AppTest.from_file(APP, default_timeout=90)
         # This machine's page on `make run` (no token): the presenter. AppTest has no client address.
         at.session_state[access.KEY] = access.check(None, None, None)
+        at.query_params.update(address or {})
         at.run()
     # With nothing queued, Run is offered once the workers for the next job wait with TensorFlow imported.
     assert get_runner().jobs() or get_runner().warm(PROBE_WAIT_S)
@@ -198,20 +200,23 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     (acc_spec, acc_rows), *_ = chart_specs(at)
     assert encoding(acc_spec)["x"]["field"] == "epoch" and len(acc_rows) == 2 * 2 * epochs
 
-    # One row of numbers per run, time to the default target included; no number cut on a projector.
+    # One column of numbers per run (a row per run wrapped its name over six lines at 1280x720), time to the default
+    # target included; no number cut on a projector.
     target = compare.default_target(results)
-    (table,) = [m.value for m in at.markdown if m.value.startswith("| Run |")]
-    header, _, *rows = table.splitlines()
-    assert f"Time to {target:.0%}" in header and len(rows) == 2
-    for result, row in zip(results, rows, strict=True):
-        cells = [c.strip() for c in row.strip("|").split("|")]
-        assert cells[1] == f"{result.final_test_accuracy():.1%}"
-        assert cells[2] == f"{compare.time_to_accuracy(result, target):.2f} s"
-        assert cells[3] == f"{compare.steady_epoch_seconds(result):.3f} s"
+    (table,) = [m.value for m in at.markdown if m.value.startswith("| | ")]
+    header, _, *rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()]
+    assert header == ["", *series]
+    figures = {row[0]: row[1:] for row in rows}
+    for i, result in enumerate(results):
+        assert figures["Final test accuracy"][i] == f"{result.final_test_accuracy():.1%}"
+        assert figures[f"Time to {target:.0%}"][i] == f"{compare.time_to_accuracy(result, target):.2f} s"
+        assert figures["Steady epoch (mean of 2+)"][i] == f"{compare.steady_epoch_seconds(result):.3f} s"
+        assert figures["Variables on"][i] == "CPU:0" and figures["XLA (`jit_compile`)"][i] == ["off", "on"][i]
         gflops, share = tables.achieved(result)
         # Achieved GFLOP/s is the model's FLOPs per sample times its speed, as a share of the measured peak (which a
         # run may pass when the peak was timed under more load: the roofline says so; tests/test_roofline.py).
         assert gflops > 0 and share > 0 and share == pytest.approx(gflops / result.measured.limits.peak_gflops)
+    assert "MirroredStrategy" not in figures  # neither run used it
     # The headline: the ratio of steady samples/s with its spread and count, the faster run named first; it is the
     # ratio of the steady epochs in the table (the same samples per epoch on both sides).
     found = compare.speedup(results[0], results[1])
@@ -221,7 +226,10 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     assert " faster than " in sentence and "calls of the step loop after epoch 1" in sentence
     epochs_ratio = compare.steady_epoch_seconds(results[0]) / compare.steady_epoch_seconds(results[1])
     assert found.ratio == pytest.approx(epochs_ratio, rel=0.02)
-    assert any(c.value.startswith("Measured: training samples per second") for c in at.caption)
+    (measured,) = [c.value for c in at.caption if c.value.startswith("Measured: training samples per second")]
+    # The calls' own seconds, not "about 0.2 s": the loop's here are a quarter of a short epoch's.
+    loop = compare.measurements(results[1])
+    assert f"{series[1]}: {len(loop):,} calls of {min(loop.seconds):.3f}-{max(loop.seconds):.3f} s" in measured
 
     # What the model learned: a strip of predictions per run (an MLP has no templates).
     assert [t.label for t in at.tabs][:2] == series
@@ -242,6 +250,16 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     assert "model.fit(" in codes[1] and "def train_steps(" in codes[2]
     devices = " ".join(m.value for m in page("Devices", at).markdown)
     assert "variables lived on CPU:0" in devices
+
+    # The address names the runs: a reload (a new session at that address) draws the same result from the history.
+    ids = at.session_state["train"].ids
+    assert at.query_params["runs"] == ",".join(ids)
+    reloaded = page("Train", address={"runs": ",".join(ids)})
+    assert "train" not in reloaded.session_state or not reloaded.session_state["train"].ids
+    said = " ".join(m.value for m in reloaded.markdown)
+    assert "From the history" in said and f"CPU (multi-step loop, XLA): done, {epochs} epochs" in said
+    assert f"#### {words.plain(sentence)}" in [m.value for m in reloaded.markdown]  # the same headline, from the store
+    assert [b.label for b in reloaded.download_button] == downloads
 
 
 def test_gpu_modes_are_visibly_unavailable_and_cannot_start_a_run(at):
@@ -367,6 +385,10 @@ def test_one_softmax_run_shows_its_templates_and_points_to_a_comparison_this_mac
 
 
 def test_devices_view_never_reads_as_a_gpu_when_there_is_none(at):
+    # No view is titled "CPU vs GPU" on a machine with none: each says what it shows (History's: ui.compared).
+    titles = {view: [h.value for h in page(view, at).subheader] for view in ("History", "Scaling", "Devices")}
+    assert titles == {view: [compared.VIEW_TITLES[view.lower()]] for view in titles}
+    assert not any("GPU" in t for shown in titles.values() for t in shown)
     devices = page("Devices", at)
     text = " ".join(m.value for m in devices.markdown)
     hw = hardware_check.result()

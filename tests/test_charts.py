@@ -7,7 +7,7 @@ import pytest
 
 from core.config import TrainConfig
 from core.results import EpochMetrics, RunResult
-from ui import chart_aids, charts
+from ui import chart_aids, chart_axes, charts
 from ui.labels import series_labels
 
 
@@ -105,8 +105,9 @@ def test_epoch_time_chart_groups_bars_by_run_and_marks_the_warmup_epoch(frame):
     assert {r["kind"] for r in data if r["warmup"]} == {"warm-up (epoch 1 includes compilation)"}  # its tooltip
     assert [r["seconds"] for r in data if r["series"] == "GPU:0"] == [2.0, 0.1, 0.1]
     assert [r["warmup"] for r in data if r["series"] == "CPU"] == [True, False, False]
-    # The y axis has room above the tallest bar (the legend sits there, in the top-right corner).
-    assert spec["layer"][0]["encoding"]["y"]["scale"]["domain"][1] > 2.0
+    # The tallest bar inside the plot, clear of its top; the legend above the plot, not in room left over the bars.
+    assert 2.0 < spec["layer"][0]["encoding"]["y"]["scale"]["domain"][1] <= 2.0 * 1.1
+    assert enc["color"]["legend"]["orient"] == "top"
 
 
 def test_charts_of_no_epochs_still_build(frame):
@@ -134,19 +135,31 @@ def test_series_labels_name_every_compared_setting_so_no_two_runs_read_alike():
     assert labels == ["CPU (batch 100)", "CPU (batch 256)"]
 
 
-@pytest.mark.parametrize("low, high", [(0.80, 0.815), (0.80, 0.95), (0.8123, 0.8131), (0.5, 0.5)])
-def test_accuracy_ticks_are_distinct_labels_whatever_the_range(low, high):
+@pytest.mark.parametrize("low, high", [(0.80, 0.815), (0.80, 0.95), (0.8123, 0.8131), (0.5, 0.5), (0.1, 0.9)])
+def test_accuracy_ticks_are_distinct_labels_whatever_the_range_and_the_axis_holds_every_point(low, high):
     """'81% 81% 80% 80%' came from whole-percent labels on ticks half a point apart."""
     frame = pd.DataFrame({"series": ["CPU", "CPU"], "epoch": [1, 2], "test_accuracy": [low, high],
                           "train_accuracy": [low, high], "train_seconds": [1.0, 1.0], "warmup": [True, False]})  # fmt: skip
-    axis = charts.accuracy_chart(frame).to_dict()["layer"][0]["encoding"]["y"]["axis"]
-    decimals = int(axis["format"][1:-1].lstrip("."))
-    step = axis["tickMinStep"]
-    # Every tick Vega may place is a multiple of tickMinStep: consecutive ones print differently.
-    ticks = [low + i * step for i in range(5)]
-    labels = [f"{t:.{decimals}%}" for t in ticks]
-    assert len(set(labels)) == len(labels)
-    assert step >= 10 ** -(2 + decimals) - 1e-12
+    y = charts.accuracy_chart(frame).to_dict()["layer"][0]["encoding"]["y"]
+    decimals = int(y["axis"]["format"][1:-1].lstrip("."))
+    labels = [f"{t:.{decimals}%}" for t in y["axis"]["values"]]
+    assert len(set(labels)) == len(labels) >= 1 and len(labels) <= chart_axes.MOST_TICKS + 1
+    bottom, top = y["scale"]["domain"]
+    assert bottom <= low and high < top <= 1.0  # every point inside, the highest clear of the plot's top edge
+    assert all(bottom <= t <= top for t in y["axis"]["values"])
+
+
+def test_the_target_is_a_tick_of_its_own_and_no_tick_crowds_it():
+    values = chart_axes.ticks(0.80, 0.88, target=0.85)
+    assert 0.85 in values and 0.80 in values
+    assert all(abs(v - 0.85) >= 0.08 / 6 for v in values if v != 0.85)
+    assert chart_axes.ticks(0.80, 0.88, target=0.95) == chart_axes.ticks(0.80, 0.88)  # off the axis: no tick
+
+
+def test_the_legend_goes_on_one_row_where_its_labels_are_short_else_one_a_row():
+    assert chart_axes.legend(["CPU", "GPU:0"]).to_dict()["columns"] == 2
+    assert chart_axes.legend(["CPU (plain fit)", "CPU (multi-step loop, XLA)"]).to_dict()["columns"] == 1
+    assert chart_axes.legend(["CPU（普通 model.fit）", "CPU（多步循环，XLA）"]).to_dict()["columns"] == 1  # wide glyphs
 
 
 def test_race_chart_puts_training_seconds_on_x_with_every_call_and_a_target_line():
@@ -164,23 +177,28 @@ def test_race_chart_puts_training_seconds_on_x_with_every_call_and_a_target_line
                                           calls=calls))  # fmt: skip
     points = charts.race_frame([compare.race_points(result)], ["CPU"])
     spec = charts.race_chart(points, target=0.8).to_dict()
-    shade, note, train, test, rule, label, hover = spec["layer"]
-    assert label["mark"]["type"] == "text"
-    # Epoch 1, the warm-up, shaded from 0 to where it ended, and said so.
-    assert shade["mark"]["type"] == "rect" and note["mark"]["type"] == "text"
+    shade, train, test, rule, hover = spec["layer"]
+    # Epoch 1, the warm-up, shaded from 0 to where it ended; the x axis' 0 reads "0 / warm-up" (no word in the plot).
+    assert shade["mark"]["type"] == "rect"
     (band,) = spec["datasets"][shade["data"]["name"]]
-    assert band["start"] == 0.0 and band["end"] == pytest.approx(0.8) and "compilation" in band["note"]
+    assert band["start"] == 0.0 and band["end"] == pytest.approx(0.8)
+    assert train["encoding"]["x"]["axis"]["labelExpr"] == "datum.value == 0 ? [datum.label, 'warm-up'] : datum.label"
     assert hover["mark"]["type"] == "rule" and hover["encoding"]["tooltip"][1]["title"] == "CPU"
     assert train["encoding"]["x"]["field"] == "seconds" and train["encoding"]["y"]["field"] == "accuracy"
     assert {"filter": "datum.kind == 'train'"} in train["transform"]
     assert {"filter": "datum.kind == 'test'"} in test["transform"]
-    assert rule["mark"]["type"] == "rule"
-    # The target line says what it is, at the start of the race.
-    assert label["mark"]["type"] == "text" and label["encoding"]["text"]["field"] == "label"
-    (mark,) = [d for name, d in spec["datasets"].items() if name == label["data"]["name"]]
-    assert mark == [{"accuracy": 0.8, "seconds": 0.0, "label": "target 80%"}]
+    # The target line is named on the y axis beside it, in bold: "target" over "80%"; no text mark in the plot.
+    assert rule["mark"]["type"] == "rule" and not [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
+    axis = train["encoding"]["y"]["axis"]
+    assert 0.8 in axis["values"] and "['target', datum.label]" in axis["labelExpr"]
+    assert axis["labelFontWeight"]["condition"]["value"] == "bold"
+    # Every test point and every training point after epoch 1 inside the axis; the top clear of the highest.
+    bottom, top = train["encoding"]["y"]["scale"]["domain"]
+    held = points[(points.kind == "test") | (points.epoch > 1)]["accuracy"]
+    assert bottom <= held.min() and held.max() < top
     assert len(points[points.kind == "train"]) == 8 and len(points[points.kind == "test"]) == 2
     assert list(points["seconds"]) == sorted(points["seconds"])
+    assert train["encoding"]["color"]["legend"]["orient"] == "top"
 
 
 def test_the_live_charts_as_the_page_draws_them_meet_vega_lites_schema_and_are_sent_unchecked(frame):

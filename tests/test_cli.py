@@ -39,7 +39,9 @@ def test_train_prints_epochs_and_summary_and_writes_json(tmp_path):
     lines = proc.stdout.strip().splitlines()
     epoch_lines = [line for line in lines if line.startswith("epoch")]
     assert len(epoch_lines) == 3 and "warm-up" in epoch_lines[0] and "warm-up" not in epoch_lines[1]
-    assert lines[-1].startswith("completed: median steady-state epoch")
+    assert (
+        lines[-1].startswith("completed: steady-state epoch") and "(the mean of epochs 2 and later, 2-3)" in lines[-1]
+    )
     assert "Traceback" not in proc.stderr and "oneDNN" not in proc.stderr
     data = json.loads(out.read_text())
     assert data["status"] == "completed" and len(data["epochs"]) == 3

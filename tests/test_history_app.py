@@ -72,7 +72,7 @@ def test_a_run_submitted_in_one_session_is_in_another_sessions_history():
     assert row["Host"] == socket.gethostname()
     stored = get_store().get(run_id)
     assert row["Test accuracy"] == pytest.approx(stored.final_test_accuracy() * 100)  # percent, shown as 81.7%
-    assert row["Median epoch (s)"] == pytest.approx(stored.median_epoch_seconds())
+    assert row["Steady epoch (s)"] == pytest.approx(compare.steady_epoch_seconds(stored))  # as Train says it
     assert not second.exception
 
 
@@ -100,8 +100,8 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
     assert encoding(acc_spec)["color"]["scale"]["domain"] == ["GPU:0 on gpu-server", here]
     assert {r["series"] for r in time_rows} == {"GPU:0 on gpu-server", here}
     assert len([r for r in time_rows if r["series"] == "GPU:0 on gpu-server"]) == 3
-    (numbers,) = [m.value for m in history.markdown if m.value.startswith("| Run |")]
-    assert len(numbers.splitlines()) == 2 + 2
+    (numbers,) = [m.value for m in history.markdown if m.value.startswith("| | ")]
+    assert numbers.splitlines()[0].count(" | ") == 2  # a column per run
 
     # The sentence names the run with more steady samples per second as the faster, by their ratio: the server's
     # epochs hold 1,000 samples, the local run's 200, so the epochs' seconds alone would not compare them.
@@ -203,8 +203,11 @@ def test_history_labels_tell_alike_runs_apart():
     labels = words.run_labels(rows)
     assert len(set(labels)) == 4
     assert labels[0] == f"GPU:0 on gpu-server · {words.short_time(rows[0].when)}"
-    # Same place, same minute: the run id tells them apart.
-    assert labels[2].startswith("GPU:0 on laptop · ") and labels[2].endswith("cccccc")
+    # Same place, same minute: the run id tells them apart (no minute that does not).
+    assert labels[2] == "GPU:0 on laptop · cccccc"
+    # One Run's two runs share their id's first 8 digits: their whole ids tell them apart (a legend had one colour).
+    group = [row("5f1c2a9e-1", "2026-11-30T09:00:00+00:00"), row("5f1c2a9e-2", "2026-11-30T09:00:00+00:00")]
+    assert words.run_labels(group) == ["GPU:0 on gpu-server · 5f1c2a9e-1", "GPU:0 on gpu-server · 5f1c2a9e-2"]
 
 
 def test_markdown_in_an_imported_host_name_stays_text():

@@ -12,6 +12,7 @@ import uuid
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests import chart_boxes
 from tests.test_browser import (  # noqa: F401
     ARTIFACTS,
     DEMO_EPOCHS,
@@ -103,6 +104,14 @@ def top(page: Page, selector: str) -> float:
     return page.locator(selector).first.bounding_box()["y"] + page.evaluate("() => window.scrollY")
 
 
+# The most lines any cell of the page's Markdown tables (the runs' numbers) takes: the Run column had wrapped over 6.
+TABLE_LINES = """
+() => Math.max(0, ...[...document.querySelectorAll('[data-testid="stMain"] [data-testid="stMarkdownContainer"] td, '
+    + '[data-testid="stMain"] [data-testid="stMarkdownContainer"] th')].map((cell) => {
+  const style = getComputedStyle(cell), line = parseFloat(style.lineHeight) || 1.2 * parseFloat(style.fontSize);
+  return Math.round((cell.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom)) / line);
+}))
+"""
 HEADLINE = ".st-key-headline"
 RUN_EPOCHS = 3  # of the Quick demo's DEMO_EPOCHS
 STATUS = ".st-key-train_status"
@@ -140,6 +149,7 @@ def test_on_stage_the_status_headline_and_charts_fit_1280x720_move_early_and_sta
     expect(status(page)).to_contain_text("epoch", timeout=30_000)
     page.wait_for_timeout(1500)  # the charts' canvases drawn
     page.screenshot(path=ARTIFACTS / "layout-720p-running.png")
+    assert chart_boxes.svg_count(page) == 2 and chart_boxes.covered(page) == [], "a word covers the live charts' data"
     assert page.evaluate("() => window.scrollY") == 0
     assert inside(page, CHARTS) == [], "a chart is below the fold at 1280x720"
     assert inside(page, STATUS) == [] and inside(page, HEADLINE) == []
@@ -171,11 +181,21 @@ def test_on_stage_the_status_headline_and_charts_fit_1280x720_move_early_and_sta
     assert heights["1080p"] > heights["720p"] + 150, f"the charts do not grow with the window: {heights}"
     page.set_viewport_size(SIZES["720p"])
     page.wait_for_timeout(1000)
+    # No legend or label covers a mark, against the clock and per epoch; no cell of the numbers wraps past 2 lines.
+    assert chart_boxes.covered(page) == [], "a word covers the race's or the epochs' data at 1280x720"
+    page.locator(".st-key-accuracy_x button").nth(1).click()
+    wait_until_idle(page)
+    page.wait_for_timeout(1000)
+    page.screenshot(path=ARTIFACTS / "layout-720p-per-epoch.png")
+    assert chart_boxes.covered(page) == [], "a word covers the per-epoch accuracy's data at 1280x720"
+    page.locator(".st-key-accuracy_x button").nth(0).click()
+    wait_until_idle(page)
+    assert page.evaluate(TABLE_LINES) <= 2, "a cell of the runs' numbers wraps past two lines at 1280x720"
 
     # Charts as TensorBoard users read them: every run at one x under the pointer, a full-screen view of each.
     race = page.locator(CHARTS).first
     box = race.bounding_box()
-    page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.4)
+    page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.6)  # in the plot, under its legend
     tooltip = page.locator("#vg-tooltip-element")
     expect(tooltip).to_contain_text("CPU (plain fit)", timeout=5_000)
     expect(tooltip).to_contain_text("CPU (multi-step loop, XLA)")
@@ -223,9 +243,40 @@ def test_on_stage_the_status_headline_and_charts_fit_1280x720_move_early_and_sta
             cut = page.evaluate(CUT_IN_CHARTS)
             assert cut == [], f"a chart's text cut in {name} at {size}: {cut}"
     quick_demo_shows_both_charts_and_the_metrics(page, RUN_EPOCHS)
+    reload_keeps_the_result_and_an_empty_view_points_at_it(page, browser, server)
     assert page.locator('[data-testid="stException"]').count() == 0
     assert errors == [] and watcher_errors == []
     page.close()
+
+
+def reload_keeps_the_result_and_an_empty_view_points_at_it(page: Page, browser, server: str) -> None:  # noqa: F811
+    """The finished demo's runs are in the address: a reload draws them from the history, the same headline; a page
+    opened without them says where the last comparison is, and its link overlays it in History."""
+    page.set_viewport_size(SIZES["720p"])
+    view(page, "Train")
+    wait_until_idle(page)
+    expect(page).to_have_url(re.compile(r"[?&]runs=[0-9a-f]{8}-1%2C[0-9a-f]{8}-2(&|$)"), timeout=10_000)
+    headline = page.locator(HEADLINE).inner_text()
+    page.reload()
+    expect(status(page)).to_contain_text("From the history", timeout=60_000)
+    expect(status(page)).to_contain_text(f"CPU (multi-step loop, XLA): done, {RUN_EPOCHS} epochs")
+    expect(page.locator(CHARTS)).to_have_count(2, timeout=30_000)
+    wait_until_idle(page)
+    page.wait_for_timeout(1000)
+    assert page.locator(HEADLINE).inner_text() == headline
+    page.screenshot(path=ARTIFACTS / "layout-720p-reloaded.png")
+    assert chart_boxes.covered(page) == [], "a word covers the reloaded result's data"
+    fresh, errors = open_page(browser, server)
+    fresh.set_viewport_size(SIZES["720p"])
+    expect(fresh.get_by_text("Your last comparison is in History")).to_be_visible(timeout=30_000)
+    fresh.screenshot(path=ARTIFACTS / "layout-720p-empty.png")
+    fresh.get_by_role("link", name="Open it in History").click()
+    expect(fresh.locator(HEADLINE)).to_contain_text(headline.split(" (")[0], timeout=30_000)
+    expect(fresh.locator(CHARTS)).to_have_count(2, timeout=30_000)
+    wait_until_idle(fresh)
+    fresh.screenshot(path=ARTIFACTS / "layout-720p-history-linked.png")
+    assert fresh.locator('[data-testid="stException"]').count() == 0 and errors == []
+    fresh.close()
 
 
 def test_a_prepared_link_sets_the_page_a_reload_keeps_it_and_a_bad_value_is_refused_in_one_sentence(server, browser):  # noqa: F811
@@ -286,7 +337,7 @@ def test_in_chinese_at_1280x720_every_view_fits_and_speaks_chinese(server, brows
     page.screenshot(path=ARTIFACTS / "zh-720p-train.png")
     said = {"训练": page.evaluate(OVERFLOWING)}
     # A view change keeps the language in the address; the overlaid runs bring the headline, charts and numbers.
-    page.get_by_role("link", name="历史").click()
+    page.get_by_test_id("stTopNav").get_by_role("link", name="历史").click()
     expect(page).to_have_url(re.compile(r"/history\?(.*&)?lang=zh"), timeout=10_000)
     page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=30_000)
     # Streamlit's uploader says "Upload" in English only: the page draws its own word over it, in the same place.
@@ -301,9 +352,17 @@ def test_in_chinese_at_1280x720_every_view_fits_and_speaks_chinese(server, brows
     expect(page.locator(CHARTS)).to_have_count(2, timeout=30_000)
     page.wait_for_timeout(1000)
     page.screenshot(path=ARTIFACTS / "zh-720p-history.png")
-    said["历史"] = page.evaluate(OVERFLOWING) + page.evaluate(CUT_IN_CHARTS)
-    for name, path in (("扩展", "scaling"), ("设备", "devices")):
-        page.get_by_role("link", name=name).click()
+    said["历史"] = page.evaluate(OVERFLOWING) + page.evaluate(CUT_IN_CHARTS) + chart_boxes.covered(page)
+    # The two runs named in Train's address, as a reload or a sent link opens them: drawn from the history.
+    page.goto(f"{server}/?lang=zh&runs={group}-1,{group}-2")
+    expect(status(page)).to_contain_text("来自历史", timeout=60_000)
+    expect(page.locator(CHARTS)).to_have_count(2, timeout=30_000)
+    wait_until_idle(page)
+    page.wait_for_timeout(1000)
+    page.screenshot(path=ARTIFACTS / "zh-720p-reloaded.png")
+    said["训练（地址中的运行）"] = page.evaluate(OVERFLOWING) + page.evaluate(CUT_IN_CHARTS) + chart_boxes.covered(page)
+    for name, path in (("扩展性", "scaling"), ("设备", "devices")):
+        page.get_by_test_id("stTopNav").get_by_role("link", name=name).click()
         expect(page).to_have_url(re.compile(f"/{path}\\?(.*&)?lang=zh"), timeout=10_000)
         wait_until_idle(page)
         page.screenshot(path=ARTIFACTS / f"zh-720p-{path}.png")
@@ -312,6 +371,6 @@ def test_in_chinese_at_1280x720_every_view_fits_and_speaks_chinese(server, brows
     # The switch: English again, in the address too.
     page.locator('[data-testid="stMain"]').get_by_text("English", exact=True).click()
     expect(page).to_have_url(re.compile(r"lang=en"), timeout=10_000)
-    expect(page.get_by_role("link", name="History")).to_be_visible(timeout=10_000)
+    expect(page.get_by_test_id("stTopNav").get_by_role("link", name="History")).to_be_visible(timeout=10_000)
     assert page.locator('[data-testid="stException"]').count() == 0 and errors == []
     page.close()

@@ -40,5 +40,5 @@ def test_cpu_all_trains_with_mirrored_strategy_over_two_logical_cpus():
     from core.results import RunResult
     from ui.comparison import mirrored as said
 
-    assert said(RunResult.from_dict(mirrored)) == " · MirroredStrategy, 2 replicas: global batch 100 (50 x 2)"
-    assert said(RunResult.from_dict(single)) == ""
+    assert said(RunResult.from_dict(mirrored)) == "2 replicas: global batch 100 (50 x 2)"  # its MirroredStrategy row
+    assert said(RunResult.from_dict(single)) == "—"

@@ -64,6 +64,20 @@ def test_model_fit_per_epoch_set_up_counts_so_the_headline_is_the_ratio_of_stead
     assert sum(calls.seconds) == pytest.approx(sum(e.train_seconds for e in fit.steady_epochs()))
 
 
+def test_the_steady_epoch_is_the_mean_of_epochs_2_on_so_its_ratio_is_the_headlines_where_a_medians_is_not():
+    # One stalled steady epoch of three: the median would ignore it, the throughput (the headline) does not.
+    loop = run(100, 300, [1e-3] * 3)
+    fit = run(100, 300, [3e-3] * 3)
+    fit.epochs[2] = EpochMetrics(**{**fit.epochs[2].__dict__, "train_seconds": fit.epochs[2].train_seconds * 3})
+    steady = [e.train_seconds for e in fit.epochs[1:]]
+    assert compare.steady_epoch_seconds(fit) == pytest.approx(sum(steady) / 3)
+    ratio = compare.steady_epoch_seconds(fit) / compare.steady_epoch_seconds(loop)
+    assert ratio == pytest.approx(compare.throughput(loop) / compare.throughput(fit))
+    assert ratio != pytest.approx(sorted(steady)[1] / compare.steady_epoch_seconds(loop), rel=0.1)
+    assert compare.warmup_cost(fit) == pytest.approx(fit.epochs[0].train_seconds - sum(steady) / 3)
+    assert compare.steady_epoch_seconds(run(100, 300, [1e-3], epochs=1)) is None
+
+
 def test_a_stall_counts_for_the_seconds_it_took_and_widens_the_interval():
     steady = run(100, 400, [1e-3] * 8)
     stalled = run(100, 400, [1e-3] * 7 + [5e-3])

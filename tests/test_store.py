@@ -4,7 +4,6 @@ import json
 import os
 import socket
 import sqlite3
-import statistics
 import subprocess
 import sys
 import threading
@@ -12,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 
+from core import compare
 from core.cli import main
 from core.config import TrainConfig
 from core.history.database import MIGRATIONS, process_token
@@ -76,7 +76,7 @@ def test_history_rows_summarise_as_computed_by_hand(db):
     assert [r.run_id for r in rows] == ["new", "old"]  # newest first
     row = rows[1]
     seconds = [m.train_seconds for m in old.epochs]
-    assert row.median_epoch_seconds == statistics.median(seconds[1:])  # epoch 1 (warm-up) left out
+    assert row.steady_epoch_seconds == sum(seconds[1:]) / 3  # the mean of epochs 2-4: epoch 1 (warm-up) left out
     assert row.final_test_accuracy == old.epochs[-1].test_accuracy
     assert (row.dataset, row.model, row.device, row.variables_on, row.batch_size) == (
         "synthetic",
@@ -90,7 +90,7 @@ def test_history_rows_summarise_as_computed_by_hand(db):
     assert (rows[0].epochs_done, rows[0].epochs_total, rows[0].status) == (3, 10, "cancelled")
     assert list(row.to_dict()) == [
         "run_id", "when", "dataset", "model", "device", "variables_on", "device_name", "execution", "epochs_done",
-        "epochs_total", "batch_size", "final_test_accuracy", "median_epoch_seconds", "status", "host", "origin",
+        "epochs_total", "batch_size", "final_test_accuracy", "steady_epoch_seconds", "status", "host", "origin",
     ]  # fmt: skip
     assert db.history(limit=1)[0].run_id == "new"
 
@@ -269,10 +269,10 @@ def test_an_epochs_write_costs_the_same_at_any_epoch_it_reads_no_earlier_epoch(t
             store.add_epoch(run.run_id, m, run)
         assert not [s for s in statements if "FROM epochs" in s], statements  # the 300th write read no epoch back
         [row] = store.history()
-        assert (row.epochs_done, row.final_test_accuracy, row.median_epoch_seconds) == (
+        assert (row.epochs_done, row.final_test_accuracy, row.steady_epoch_seconds) == (
             300,
             run.final_test_accuracy(),
-            run.median_epoch_seconds(),
+            compare.steady_epoch_seconds(run),
         )  # exactly what a loaded run says
         # Out of order (an epoch written again after a refused write): read back once, and right again.
         store.add_epoch(run.run_id, run.epochs[10], run)

@@ -10,8 +10,6 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from core.i18n import _
-
 SMOOTHING = 0.6  # TensorBoard's default weight
 READOUT_POSITIONS = 120  # x positions the readout can stop at, at most: enough for the eye, a small table
 INK = "#1A1A1A"
@@ -83,18 +81,12 @@ def readout_layer(rows: pd.DataFrame, x: alt.X, labels: Sequence[str], x_title: 
     )
 
 
-def warmup_layers(points: pd.DataFrame, x: alt.X, note: str) -> list[alt.Chart]:
-    """The race's epoch 1, shaded from 0 to where the slowest run's epoch 1 has got, labelled as the warm-up."""
+def warmup_layers(points: pd.DataFrame, x: alt.X) -> list[alt.Chart]:
+    """The race's epoch 1, shaded from 0 to where the slowest run's epoch 1 has got (the x axis names it under its 0:
+    a word inside the plot covered the curves rising through it)."""
     first = points.loc[points["epoch"] == 1, "seconds"]
     if len(first) == 0:
         return []
-    band = pd.DataFrame({"start": [0.0], "end": [float(first.max())], "note": [_("warm-up: {note}").format(note=note)]})
+    band = pd.DataFrame({"start": [0.0], "end": [float(first.max())]})
     at = alt.X("start:Q", title=x.to_dict().get("title"))  # the race's own x scale and title (layers share them)
-    shade = alt.Chart(band).mark_rect(color=WARMUP_BAND, opacity=0.45).encode(x=at, x2="end:Q")
-    # At the band's foot: its top is where the target's label stands once the runs near it (they start low, clipped).
-    note = (
-        alt.Chart(band)
-        .mark_text(align="left", baseline="bottom", dx=4, dy=-4, fontSize=15, color=INK)
-        .encode(x=at, y=alt.value({"expr": "height"}), text="note:N")
-    )
-    return [shade, note]
+    return [alt.Chart(band).mark_rect(color=WARMUP_BAND, opacity=0.45).encode(x=at, x2="end:Q")]

@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 
 from core.i18n import N_, _
-from ui import chart_aids
+from ui import chart_aids, chart_axes
 
 # Okabe-Ito colours: distinct for colour-blind viewers and still distinct on a washed-out projector.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
@@ -20,6 +20,7 @@ FONT = {"label": 16, "title": 18, "chart_title": 22, "subtitle": 16}
 HEIGHT = 135
 INK = "#1A1A1A"  # dark labels: a projector washes out grey
 WARMUP_NOTE = N_("epoch 1 includes compilation")
+RACE_MARGIN = 0.05  # the race's axis starts this far below its lowest test point: room for the rise, not the start
 
 
 def show(where: Any, chart: alt.TopLevelMixin) -> None:
@@ -39,15 +40,11 @@ def epochs_frame(frames: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.Da
     return pd.concat(parts, ignore_index=True)
 
 
-def _colour(frame: pd.DataFrame, title: str = N_("Run"), corner: str | None = None) -> alt.Color:
+def _colour(frame: pd.DataFrame, title: str = N_("Run"), above: bool = False) -> alt.Color:
     order = list(dict.fromkeys(frame["series"]))
     scale = alt.Scale(domain=order, range=[PALETTE[i % len(PALETTE)] for i in range(len(order))])
-    # One entry a line, untitled (the labels say what they are): no label is cut short. Under the plot, or in a
-    # corner of it the data leaves free (the live charts: their height goes to the plot, ui.layout.fill).
-    legend = alt.Legend(orient=corner or "bottom", columns=1, title=None, labelLimit=0)
-    if corner:
-        legend = alt.Legend(orient=corner, columns=1, title=None, labelLimit=0, fillColor="#FFFFFFE0", padding=5,
-                            cornerRadius=4, strokeColor="#BBBBBB", symbolSize=120, rowPadding=0)  # fmt: skip
+    # Above the plot (the live charts: chart_axes.legend), else under it; one entry a row, untitled: none cut short.
+    legend = chart_axes.legend(order) if above else alt.Legend(orient="bottom", columns=1, title=None, labelLimit=0)
     return alt.Color("series:N", title=_(title), scale=scale, sort=order, legend=legend)
 
 
@@ -73,18 +70,6 @@ def _style(chart, title: str, subtitle: str):
         .configure_axis(**_TEXT, titleFontSize=FONT["title"], titleFontWeight="normal", grid=True)
         .configure_legend(**_TEXT, titleFontSize=FONT["label"], symbolSize=220, rowPadding=2)
     )
-
-
-def _accuracy_y(values: pd.Series) -> alt.Y:
-    """Accuracy in percent with as many decimals as the range needs, and ticks at least one such step apart.
-
-    With whole percents over a range of 1.5 points Vega would place ticks at 80.5%, 81%, ... and print
-    "81% 81% 80% 80%": tickMinStep makes every tick a distinct label.
-    """
-    span = float(values.max() - values.min()) if len(values) else 1.0
-    decimals = 0 if span >= 0.04 else 1 if span >= 0.004 else 2
-    axis = alt.Axis(format=f".{decimals}%", tickMinStep=10.0 ** -(2 + decimals), tickCount=5)
-    return alt.Y("accuracy:Q", title=_("Accuracy"), scale=alt.Scale(zero=False), axis=axis)
 
 
 def _epoch_domain(frame: pd.DataFrame, epochs_total: int | None) -> list[int]:
@@ -114,8 +99,8 @@ def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None, smoothi
         .mark_line(point=alt.OverlayMarkDef(size=90, filled=True), strokeWidth=3.5)
         .encode(
             x=x,
-            y=_accuracy_y(long["accuracy"]),
-            color=_colour(frame, corner="bottom-right"),
+            y=chart_axes.accuracy_y(chart_axes.accuracy_domain(long["accuracy"])),
+            color=_colour(frame, above=True),
             strokeDash=alt.StrokeDash(
                 "data:N",
                 title=_("Data"),
@@ -144,27 +129,41 @@ def race_frame(points: Sequence[Sequence[dict]], labels: Sequence[str]) -> pd.Da
     return pd.DataFrame(rows, columns=["series", "epoch", "seconds", "samples", "accuracy", "loss", "kind"])
 
 
+def race_floor(data: pd.DataFrame) -> float:
+    """Where the race's y axis starts: under every test point and every training point after epoch 1.
+
+    Epoch 1's first calls start near chance; an axis down to them would flatten the finish, where the runs differ,
+    so they rise into the plot from below, inside the shaded warm-up (its axis' tick 0 says warm-up).
+    """
+    test = data.loc[data["kind"] == "test", "accuracy"]
+    steady = data.loc[(data["kind"] == "train") & (data["epoch"] > 1), "accuracy"]
+    if not len(test):
+        return max(0.0, float(data["accuracy"].min())) if len(data) else 0.0
+    low = min(float(test.min()) - RACE_MARGIN, float(steady.min()) - 0.01 if len(steady) else 1.0)
+    return max(0.0, low)
+
+
 def race_chart(points: pd.DataFrame, target: float | None = None, smoothing: float = 0.0) -> alt.LayerChart:
     """The race against the clock: accuracy against training seconds; dashed = training (each call), solid = test.
 
-    Training accuracy comes about every 0.2 s (a call of the step loop), so the faster run's line visibly
-    runs ahead; test accuracy at each epoch's end. target: a horizontal rule at that accuracy. smoothing: the
+    Training accuracy comes at each call of the step loop, so the faster run's line visibly runs ahead; test
+    accuracy at each epoch's end. target: a dotted rule at that accuracy, named on the y axis. smoothing: the
     training line's, as TensorBoard's. Epoch 1 (compiling) is shaded; hovering reads every run at that moment.
     """
     data = points.assign(data=points["kind"].map({"test": _("Test"), "train": _("Train")}))
     data = chart_aids.smoothed(data, "accuracy", smoothing, data["kind"] == "train")
-    # The first calls' running training accuracy starts near chance; an axis down to it would flatten the
-    # finish, where the runs differ. So the axis starts 10 points below the lowest test accuracy (clipped).
-    test = data.loc[data["kind"] == "test", "accuracy"]
-    floor = max(0.0, float(test.min()) - 0.1) if len(test) else 0.0
-    shown = data["accuracy"].clip(lower=floor) if len(data) else data["accuracy"]
-    y = _accuracy_y(shown)
-    y.scale = alt.Scale(domainMin=floor, zero=False, nice=False)
-    x = alt.X("seconds:Q", title=_("Training seconds"), scale=alt.Scale(domainMin=0))
+    floor = race_floor(data)
+    domain = chart_axes.accuracy_domain(data.loc[data["accuracy"] >= floor, "accuracy"], floor)
+    if target is not None and not domain[0] <= target <= domain[1]:
+        target = None  # a target off the axis has no line to name: the table still says its times
+    # The shade starts at 0, whose tick reads "0 / warm-up" on two lines, as the epochs' chart marks its epoch 1.
+    warm = f"datum.value == 0 ? [datum.label, '{_('warm-up')}'] : datum.label" if (data["epoch"] == 1).any() else None
+    axis = alt.Axis(labelExpr=warm) if warm else alt.Axis()
+    x = alt.X("seconds:Q", title=_("Training seconds"), scale=alt.Scale(domainMin=0), axis=axis)
     base = alt.Chart(data).encode(
         x=x,
-        y=y,
-        color=_colour(data, corner="bottom-right"),
+        y=chart_axes.accuracy_y(domain, target),
+        color=_colour(data, above=True),
         tooltip=[
             alt.Tooltip("series:N", title=_("Run")),
             alt.Tooltip("data:N", title=_("Data")),
@@ -175,24 +174,12 @@ def race_chart(points: pd.DataFrame, target: float | None = None, smoothing: flo
     )
     train = base.transform_filter("datum.kind == 'train'").mark_line(strokeWidth=2.5, strokeDash=[7, 5], clip=True)
     test = base.transform_filter("datum.kind == 'test'").mark_line(
-        point=alt.OverlayMarkDef(size=90, filled=True), strokeWidth=3.5, clip=True
+        point=alt.OverlayMarkDef(size=90, filled=True, clip=True), strokeWidth=3.5, clip=True
     )
-    layers = [*chart_aids.warmup_layers(data, x, _(WARMUP_NOTE)), train, test]
-    if target is not None:
-        # Labelled at the left end, above the line, where the runs are still below it: "target 85%", what "time to
-        # 85%" in the table counts to.
-        mark = pd.DataFrame(
-            {"accuracy": [target], "seconds": [0.0], "label": [_("target {target:.0%}").format(target=target)]}
-        )
-        rule = alt.Chart(mark).mark_rule(color=INK, strokeDash=[2, 3], strokeWidth=2).encode(y="accuracy:Q")
-        text = (
-            alt.Chart(mark)
-            .mark_text(
-                align="left", baseline="bottom", dx=3, dy=-3, fontSize=FONT["label"], fontWeight="bold", color=INK
-            )
-            .encode(x=alt.X("seconds:Q"), y=alt.Y("accuracy:Q"), text="label:N")
-        )
-        layers += [rule, text]
+    layers = [*chart_aids.warmup_layers(data, x), train, test]
+    if target is not None:  # named on the y axis, beside the line (chart_axes.accuracy_y)
+        mark = pd.DataFrame({"accuracy": [target]})
+        layers.append(alt.Chart(mark).mark_rule(color=INK, strokeDash=[2, 3], strokeWidth=2).encode(y="accuracy:Q"))
     if len(data):
         rows = chart_aids.readout(
             data, "seconds", {_("training"): data["kind"] == "train", _("test"): data["kind"] == "test"}
@@ -203,13 +190,14 @@ def race_chart(points: pd.DataFrame, target: float | None = None, smoothing: flo
 
 def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> alt.LayerChart:
     """Training seconds per epoch, one bar per series; the warm-up epoch is faded and labelled on its tick (its
-    tooltip says it includes compilation); the legend sits in the plot's top-right corner, over the fast epochs."""
+    tooltip says it includes compilation); the legend above the plot, as the race's."""
     data = frame[["series", "epoch", "train_seconds", "warmup"]].rename(columns={"train_seconds": "seconds"})
     warm = _("warm-up ({note})").format(note=_(WARMUP_NOTE))
     data = data.assign(kind=data["warmup"].map({True: warm, False: _("steady state")}))
     top = float(data["seconds"].max()) if len(data) else 1.0
-    # Headroom above the tallest bar: the legend's room, in the plot's top-right corner.
-    y = alt.Y("seconds:Q", title=_("Seconds (training only)"), scale=alt.Scale(domain=[0, top * 1.6], nice=False))
+    # The tallest bar inside the plot, its top clear of the frame.
+    scale = alt.Scale(domain=[0, top * (1 + chart_axes.HEADROOM)], nice=False)
+    y = alt.Y("seconds:Q", title=_("Seconds (training only)"), scale=scale)
     x_scale = alt.Scale(domain=_epoch_domain(frame, epochs_total))
     # Epoch 1's tick reads "1 / warm-up" on two lines, so it stays marked however narrow the bars get.
     tick = _("warm-up")
@@ -222,7 +210,7 @@ def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> al
             x=x,
             xOffset=alt.XOffset("series:N", sort=list(dict.fromkeys(data["series"]))),
             y=y,
-            color=_colour(frame, corner="top-right"),
+            color=_colour(frame, above=True),
             opacity=alt.condition("datum.warmup", alt.value(0.45), alt.value(1.0)),
             tooltip=[
                 alt.Tooltip("series:N", title=_("Run")),

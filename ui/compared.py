@@ -2,7 +2,8 @@
 run, and a one-line note for each term the headline uses.
 
 The title follows the comparison (the Train view's plan, or the runs it shows): "TensorFlow training: plain
-fit vs multi-step loop on the CPU, live", not "CPU vs GPU" on a laptop that has no GPU.
+fit vs multi-step loop on the CPU, live", not "CPU vs GPU" on a laptop that has no GPU; the other views say what
+they show.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from core.engine import models
 from core.i18n import N_, _, ngettext
 from ui.labels import EXECUTION_LABELS
 
-DASHBOARD = N_("TensorFlow training: CPU vs GPU, live")  # the views that compare nothing of their own
+DASHBOARD = N_("TensorFlow training, live")  # the Train view with nothing to compare yet: true with or without a GPU
+# The other views' titles: what each shows, true on any machine ("CPU vs GPU" had titled them on one with no GPU).
+VIEW_TITLES = {
+    "history": N_("History: this machine's runs and imported ones, to overlay and compare"),
+    "scaling": N_("Scaling: training throughput by batch size, on each device"),
+    "devices": N_("Devices: what this machine can train on, as measured"),
+}
 # An execution mode in a sentence for the audience (the labels' short names are for legends).
 EXECUTION_WORDS = {
     "keras-fit": N_("plain Keras fit"),
@@ -35,14 +42,15 @@ TERMS = {
                 "graph (and XLA compiles it), so epoch 1 is slow and is left out of every speedup.")),
     N_("Step"): (r"\bsteps?\b|步", N_("one batch of images: a forward pass, the gradients and one update of the "
                  "weights.")),
-    N_("Plain fit"): (r"plain fit|普通 ?fit", N_("Keras' model.fit as most code is written: Python hands TensorFlow "
+    N_("Plain fit"): (r"plain fit|普通 ?(model\.)?fit|\(model\.fit\)", N_("Keras' model.fit as most code is written: Python hands TensorFlow "
                       "one step at a time, and pays for it at every step.")),
     N_("Multi-step loop"): (r"multi-step loop|多步循环", N_("many steps inside one tf.function call, so Python and "
                             "Keras run once per call, not once per step.")),
     "XLA": (r"\bXLA\b", N_("TensorFlow's compiler (jit_compile): it fuses a step's many small operations into one "
             "program for the device.")),
-    N_("Calls"): (r"\bcalls?\b|次调用", N_("one call of the step loop runs many steps, about 0.2 s of training; each "
-                  "call is one measurement.")),
+    N_("Calls"): (r"\bcalls?\b|次调用", N_("one call of the training function runs one or more steps (plain fit: "
+                  "one; steps_per_execution and the multi-step loop: up to 0.2 s of them, the loop at least four calls "
+                  "an epoch); each call is one measurement.")),
     N_("Samples/s"): (r"samples ?/ ?s|samples per second|throughput|样本/秒|每秒样本", N_("images trained on per "
                       "second: the same measure whatever the batch size.")),
 }  # fmt: skip
@@ -75,9 +83,9 @@ def title_ui(text: str) -> None:
     slot[1] = True
 
 
-def default_title_ui() -> None:
-    """The dashboard's own title, where the view on screen wrote none (History, Scaling, Devices)."""
-    title_ui(_(DASHBOARD))
+def default_title_ui(view: str = "") -> None:
+    """The view's own title (VIEW_TITLES, by its address path), where the view on screen wrote none."""
+    title_ui(_(VIEW_TITLES.get(view, DASHBOARD)))
 
 
 def _words(field: str, value: Any, plain: bool) -> str:

@@ -23,9 +23,23 @@ X_AXES = {"clock": N_("Training seconds (the race)"), "epoch": N_("Epoch")}
 MEASURED = N_(
     "Measured: training samples per second over every epoch after epoch 1 (its samples over its training seconds), "
     "so it is the ratio of the steady epochs in the table below for the same work, whatever the batch sizes; the "
-    "range is a 90% bootstrap interval over those epochs' calls of the step loop (about 0.2 s each), from these "
-    "runs only: how much a busy or shared machine moves it between presses is not in it (press Run again to see)."
+    "range is a 90% bootstrap interval over those epochs' calls ({calls}), from these runs only: how much a busy or "
+    "shared machine moves it between presses is not in it (press Run again to see)."
 )
+CALLS = N_("{label}: {n:,} calls of {low:.3f}-{high:.3f} s")
+
+
+def calls_words(results: list[RunResult], labels: list[str]) -> str:
+    """'CPU (plain fit): 1,188 calls of 0.004-0.012 s; ...': each run's steady calls as the interval resamples them."""
+    said = []
+    for result, label in zip(results, labels, strict=True):
+        if (calls := compare.measurements(result)) is not None and calls.unit == "call":
+            said.append(_(CALLS).format(label=label, n=len(calls), low=min(calls.seconds), high=max(calls.seconds)))
+        elif calls is not None:  # a file from before calls were recorded: its epochs are the pieces
+            said.append(_("{label}: {n} steady epochs").format(label=label, n=len(calls)))
+    return "; ".join(said)
+
+
 MEASURED_HELP = N_(
     "Epoch 1 is left out: it includes tracing and compiling. Every second of a steady epoch counts, model.fit's "
     "set-up of each epoch (building its data pipeline) included, so the ratio matches the seconds-per-epoch chart. "
@@ -153,53 +167,55 @@ def ratios_ui(results: list[RunResult], labels: list[str]) -> None:
 
 
 def xla_words(result: RunResult) -> str:
-    """' · XLA on' or ' · XLA off': the jit_compile the run used, as recorded ('' for a run that did not record it)."""
+    """'on' or 'off': the jit_compile the run used, as recorded (the table's dash for a run that did not record it)."""
     jit = result.device.get("jit_compile")
-    return "" if jit is None else (_(" · XLA on") if jit else _(" · XLA off"))
+    return tables.MISSING if jit is None else (_("on") if jit else _("off"))
 
 
 def mirrored(result: RunResult) -> str:
-    """' · MirroredStrategy, 2 replicas: global batch 200 (100 x 2)' for a gpu:all or cpu:all run, else ''."""
+    """'2 replicas: global batch 200 (100 x 2)' for a gpu:all or cpu:all run, else the table's dash."""
     replicas = result.device.get("replicas") or 1
     if replicas < 2:
-        return ""
+        return tables.MISSING
     batch = result.config.get("batch_size")
-    said = _(" · MirroredStrategy, {replicas} replicas: global batch {total} ({batch} x {replicas})")
+    said = _("{replicas} replicas: global batch {total} ({batch} x {replicas})")
     return said.format(replicas=replicas, total=batch * replicas, batch=batch)
 
 
+STEADY = N_("Steady epoch (mean of 2+)")
+
+
+def _column(result: RunResult, target: float | None) -> dict[str, str]:
+    """One run's figures, by the table's row names."""
+    epoch, rate, warm = compare.steady_epoch_seconds(result), compare.throughput(result), compare.warmup_cost(result)
+    gflops, share = tables.achieved(result)
+    column = {_("Final test accuracy"): f"{result.final_test_accuracy():.1%}"}
+    if target is not None:
+        reached = compare.time_to_accuracy(result, target)
+        column[_("Time to {target:.0%}").format(target=target)] = (
+            f"{reached:.2f} s" if reached is not None else _("not reached")
+        )
+    return column | {
+        _(STEADY): f"{epoch:.3f} s" if epoch else tables.MISSING,
+        _("Warm-up cost"): f"{warm:+.2f} s" if warm is not None else tables.MISSING,
+        _("Samples / s"): f"{rate:,.0f}" if rate else tables.MISSING,
+        "GFLOP/s": f"{gflops:,.1f}" if gflops else tables.MISSING,
+        _("Share of peak"): f"{share:.2%}" if share else tables.MISSING,
+        _("Variables on"): result.device.get("variables_on") or "?",
+        _("XLA (`jit_compile`)"): xla_words(result),
+        "MirroredStrategy": mirrored(result),
+    }
+
+
 def numbers_frame(results: list[RunResult], labels: list[str], target: float | None) -> pd.DataFrame:
-    """One row per run: accuracy, time to the target, median epoch, warm-up, samples/s, GFLOP/s, share of peak."""
-    rows = []
-    for result, label in zip(results, labels, strict=True):
-        if not result.epochs:
-            continue
-        epoch, rate = compare.steady_epoch_seconds(result), compare.throughput(result)
-        first = next((e.train_seconds for e in result.epochs if e.warmup), None)
-        warm = first - epoch if first is not None and epoch is not None else None
-        gflops, share = tables.achieved(result)
-        reached = compare.time_to_accuracy(result, target) if target is not None else None
-        row = {
-            _("Run"): _("{label} · variables on {device}").format(
-                label=label, device=result.device.get("variables_on") or "?"
-            )
-            + xla_words(result)
-            + mirrored(result),
-            _("Final test accuracy"): f"{result.final_test_accuracy():.1%}",
-        }
-        if target is not None:
-            row[_("Time to {target:.0%}").format(target=target)] = (
-                f"{reached:.2f} s" if reached is not None else _("not reached")
-            )
-        row |= {
-            _("Steady epoch (mean of 2+)"): f"{epoch:.3f} s" if epoch else tables.MISSING,
-            _("Warm-up cost"): f"{warm:+.2f} s" if warm is not None else tables.MISSING,
-            _("Samples / s"): f"{rate:,.0f}" if rate else tables.MISSING,
-            "GFLOP/s": f"{gflops:,.1f}" if gflops else tables.MISSING,
-            _("Share of peak"): f"{share:.2%}" if share else tables.MISSING,
-        }
-        rows.append(row)
-    return pd.DataFrame(rows)
+    """One column per run (named by its label), one row per figure: accuracy, time to the target, the steady epoch,
+    warm-up, samples/s, GFLOP/s, share of peak, where its variables lived, XLA and MirroredStrategy (where a run
+    used it). Runs as columns: at 1280x720 a row per run had wrapped its name over six lines."""
+    columns = {label: _column(r, target) for r, label in zip(results, labels, strict=True) if r.epochs}
+    table = pd.DataFrame(columns)
+    if "MirroredStrategy" in table.index and (table.loc["MirroredStrategy"] == tables.MISSING).all():
+        table = table.drop(index="MirroredStrategy")
+    return table
 
 
 NUMBERS_NOTE = N_(
@@ -211,13 +227,15 @@ NUMBERS_NOTE = N_(
 
 
 def numbers_ui(results: list[RunResult], labels: list[str], target: float | None) -> None:
-    """The per-run numbers as one table: a Markdown table wraps its headings, so no number is cut on a projector."""
+    """The runs' figures as one table, a column per run: a Markdown table wraps its headings, so nothing is cut."""
     table = numbers_frame(results, labels, target)
-    if len(table) == 0:
+    if table.empty:
         return
-    head = "| " + " | ".join(table.columns) + " |\n|" + "---|" * len(table.columns) + "\n"
-    body = "\n".join("| " + " | ".join(words.plain(str(v)) for v in row) + " |" for row in table.itertuples(False))
-    st.markdown(head + body)
+    head = "| | " + " | ".join(words.plain(str(c)) for c in table.columns) + " |\n|---|" + "---|" * len(table.columns)
+    # The figures' names are the page's own words (Markdown: `jit_compile` is code); a run's label or value may come
+    # from another machine's file, so it is shown as text.
+    body = [f"| {name} | " + " | ".join(words.plain(str(v)) for v in row) + " |" for name, row in table.iterrows()]
+    st.markdown("\n".join([head, *body]))
     st.caption(_(NUMBERS_NOTE))
 
 
@@ -252,7 +270,7 @@ def compare_ui(
 def below_ui(results: list[RunResult], labels: list[str], target: float | None, sentence: str) -> None:
     """Under the charts: what the headline measures and its terms, the ratios, the numbers, what the models learned."""
     if sentence:
-        st.caption(_(MEASURED), help=_(MEASURED_HELP))
+        st.caption(_(MEASURED).format(calls=calls_words(results, labels)), help=_(MEASURED_HELP))
     compared.terms_ui(" ".join([sentence, *labels]))
     ratios_ui(results, labels)
     numbers_ui(results, labels, target)

@@ -9,12 +9,13 @@ from functools import partial
 
 import streamlit as st
 
+from core import compare
 from core.history import archive, profiles
 from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
 from core.history.store import Store, StoreError
 from core.i18n import _, ngettext
-from ui import access, comparison, drawn, kept, layout, salvage, tables, watcher, words
+from ui import access, comparison, drawn, groups, kept, layout, salvage, tables, watcher, words
 from ui.resources import get_store
 
 PICK = {"history_pick": []}  # kept across views: the runs picked to overlay
@@ -147,42 +148,6 @@ def pick_ui(rows: list[HistoryRow]) -> list[HistoryRow]:
     return [by_id[i] for i in picked]
 
 
-def comparison_groups(rows: list[HistoryRow]) -> dict[str, list[str]]:
-    """Runs that one Run (or one `python -m core compare`) queued share an id before '-N': group -> its ids, in order."""
-    found: dict[str, list[tuple[int, str]]] = {}
-    for row in rows:
-        head, _sep, n = row.run_id.rpartition("-")
-        if head and n.isdigit():
-            found.setdefault(head, []).append((int(n), row.run_id))
-    return {group: [i for _, i in sorted(ids)] for group, ids in found.items() if len(ids) > 1}
-
-
-def overlay_group(groups: dict[str, list[str]]) -> None:
-    ss = st.session_state
-    if ss.get("history_group") in groups:
-        ss.history_pick = groups[ss.history_group]
-        ask_delete(None)
-
-
-def groups_ui(rows: list[HistoryRow]) -> None:
-    """One pick overlays a whole comparison again: every run of one group, in the order they ran."""
-    groups = comparison_groups(rows)
-    if not groups:
-        return
-    by_id = {r.run_id: r for r in rows}
-
-    def label(group: str | None) -> str:
-        if group is None:
-            return _("Choose a comparison")
-        first = by_id[groups[group][0]]
-        said = _("{when} · {n} runs · {model} on {dataset} · {group}")
-        return said.format(when=words.short_time(first.when), n=len(groups[group]), model=first.model,
-                           dataset=first.dataset, group=group)  # fmt: skip
-
-    st.selectbox(_("Overlay a comparison again"), [None, *groups], key="history_group", format_func=label,
-                 on_change=overlay_group, args=(groups,))  # fmt: skip
-
-
 def compare_ui(store: Store, picked: list[HistoryRow]) -> None:
     """The picked runs on the Train view's two charts, with their summary and, for two, the speedup."""
     results = {r.run_id: r for r in store.load([p.run_id for p in picked])}
@@ -269,10 +234,10 @@ def history_ui() -> None:
         placeholder=tables.MISSING,
         column_config={
             _("Test accuracy"): st.column_config.NumberColumn(format="%.1f%%"),
-            _("Median epoch (s)"): st.column_config.NumberColumn(format="%.3f"),
+            _("Steady epoch (s)"): st.column_config.NumberColumn(format="%.3f", help=_(compare.STEADY_EPOCH)),
         },
     )
-    groups_ui(rows)
+    groups.groups_ui(rows)
     picked = pick_ui(rows)
     if not picked:
         st.caption(_("Pick runs above to overlay their curves, compare their speed, download or delete them."))

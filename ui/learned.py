@@ -2,7 +2,7 @@
 
 The templates are the tutorial's classic picture (each class's 784 weights as a 28x28 image: bright where
 a pixel votes for the class). The strip is a fixed set of test images with the model's predicted label,
-wrong ones framed in red. Images are numpy arrays (core.engine.data reads the test images with numpy only),
+wrong ones framed in orange (the palette's vermilion). Images are numpy arrays (core.engine.data reads the test images with numpy only),
 sent to the browser inline, as PNG data URLs: Streamlit's media store forgets a run's image files as soon as
 the next epoch redraws them, so a browser slow to fetch one (a loaded laptop, a viewer's page) got a broken
 image and an "Image source error" instead of the picture.
@@ -58,7 +58,7 @@ def data_url(image: np.ndarray) -> str:
 
 
 def framed(image: np.ndarray, wrong: bool) -> np.ndarray:
-    """A grey image as RGB with a frame: red when the prediction is wrong, white otherwise."""
+    """A grey image as RGB with a frame: orange when the prediction is wrong, white otherwise."""
     rgb = np.repeat(np.pad(image, FRAME, constant_values=255)[..., None], 3, axis=2)
     if wrong:
         rgb[:FRAME], rgb[-FRAME:], rgb[:, :FRAME], rgb[:, -FRAME:] = WRONG, WRONG, WRONG, WRONG
@@ -84,7 +84,7 @@ def strip_ui(result: RunResult, learned: Learned) -> None:
         images = None
     pairs = list(zip(learned.labels, learned.predictions, strict=True))
     wrong = sum(p != t for t, p in pairs)
-    said = _("Predictions on {n} test images: {right} right, {wrong} wrong (red frame, ✗).")
+    said = _("Predictions on {n} test images: {right} right, {wrong} wrong (orange frame, ✗).")
     st.caption(said.format(n=len(pairs), right=len(pairs) - wrong, wrong=wrong))
     captions = [f"{class_name(dataset, p)}" + ("" if p == t else " ✗") for t, p in pairs]
     if images is not None:

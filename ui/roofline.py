@@ -176,6 +176,7 @@ def _unmeasured(result: RunResult) -> str:
 
 # A run's own quick measurement of the peak that departs from the shared figure by more than this is said.
 DEPARTS = 0.20
+PEAK_SOURCES = {"server": N_("server"), "process": N_("process")}  # who measured the peak a run used (peak_source)
 
 
 def limits_note(result: RunResult) -> str | None:
@@ -194,11 +195,8 @@ def limits_note(result: RunResult) -> str | None:
             "its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {off:.0%} above the "
             "{shared:,.0f} GFLOP/s this {source} measured and every run here uses: the machine was quieter then."
         )
-    source = _(SOURCES.get(found.get("peak_source") or "", SOURCES["process"]))
+    source = _(PEAK_SOURCES.get(found.get("peak_source") or "", PEAK_SOURCES["process"]))  # in the page's language
     return said.format(own=own, off=abs(own / shared - 1), shared=shared, source=source)
-
-
-SOURCES = {"server": N_("server"), "process": N_("process")}  # who measured the shared figure, in the page's words
 
 
 def _unzip(pairs) -> tuple[list, list]:

@@ -35,7 +35,7 @@ def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
             "Epochs": [_("{done} of {total}").format(done=r.epochs_done, total=r.epochs_total) for r in rows],
             # In percent, shown with one decimal as every other accuracy on the page (81.7%, not 0.8170 or 81.70%).
             "Test accuracy": [None if r.final_test_accuracy is None else r.final_test_accuracy * 100 for r in rows],
-            "Median epoch (s)": [r.median_epoch_seconds for r in rows],
+            "Steady epoch (s)": [r.steady_epoch_seconds for r in rows],
             "Status": [progress.status_words(r.status) for r in rows],
             "Run id": [r.run_id for r in rows],
         },
@@ -49,7 +49,7 @@ ORIGINS = {"local": N_("local"), "imported": N_("imported")}  # where a stored r
 # The History table's columns, in order: where a run ran (host, origin) comes before the details.
 HISTORY_COLUMNS = (
     N_("When"), N_("Variables on"), N_("Host"), N_("Origin"), N_("Execution"), N_("Model"), N_("Dataset"), N_("Batch"),
-    N_("Epochs"), N_("Test accuracy"), N_("Median epoch (s)"), N_("Status"), N_("Run id"),
+    N_("Epochs"), N_("Test accuracy"), N_("Steady epoch (s)"), N_("Status"), N_("Run id"),
 )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
 from core.history import profiles, recorder
 from core.i18n import N_, _
+from core.results import RunResult
 from core.runner import JobStatus
 from core.runner import said as runner_said
 from ui import (
@@ -28,6 +29,7 @@ from ui import (
     layout,
     links,
     live,
+    result_link,
     roofline,
     train_settings,
     watcher,
@@ -56,6 +58,8 @@ def start_runs() -> None:
         return
     ss.start_error = None
     watcher.start(KIND, configs)
+    if (watch := ss.get(KIND)) is not None and watch.started_here:
+        result_link.remember(watch.ids)  # a reload, or the address sent to someone, shows these runs
 
 
 def plan_ui(mode: device_modes.Mode, hw: hardware_check.Hardware) -> list[TrainConfig] | None:
@@ -131,10 +135,14 @@ def compare_hint(hw: hardware_check.Hardware) -> str:
     )
 
 
-def downloads_ui(runs: tuple[JobStatus, ...]) -> None:
+def finished_runs(runs: tuple[JobStatus, ...]) -> list[tuple[RunResult, str]]:
+    """(result, label) of each finished run with an epoch, for the downloads."""
+    named = zip(runs, labels(runs), strict=True)
+    return [(s.result, lb) for s, lb in named if s.state not in live.ACTIVE and s.result and s.items]
+
+
+def downloads_ui(finished: list[tuple[RunResult, str]]) -> None:
     """Each finished run's JSON file (importable elsewhere) and every epoch as one CSV."""
-    finished = [(s.result, lb) for s, lb in zip(runs, labels(runs), strict=True) if s.state not in live.ACTIVE
-                and s.result and s.items]  # fmt: skip
     if not finished:
         return
     cols = st.columns(len(finished) + 1)
@@ -158,6 +166,23 @@ def downloads_ui(runs: tuple[JobStatus, ...]) -> None:
                                         "text/csv", on_click="ignore", width="stretch")  # fmt: skip
 
 
+def stored_ui(results: list[RunResult], names: list[str], hw: hardware_check.Hardware) -> None:
+    """The runs the address names, from the history: what the page drew of them when they ended."""
+    key = drawn.stored_key(results)
+    comparison.compare_ui(results, names, by_value=True, key=key)
+    drawn.once((key, tuple(names)), roofline.runs_ui, results, names)
+    if len(results) == 1:
+        st.caption(compare_hint(hw))
+
+
+def status_ui(status_col, linked: str, snap: watcher.JobsNow) -> None:
+    """The status line: the page's runs', else the address' runs from the history (linked), else the prompt."""
+    if linked and not snap.shown[KIND]:
+        status_col.markdown(f"**{words.plain(linked)}**")
+        return
+    watcher.status_view(KIND, labels, _(PROMPT), status_col, snap)
+
+
 def code_ui(configs: list[TrainConfig] | None, runs: tuple[JobStatus, ...]) -> None:
     """The command and one plain-Keras script per run, with a finished run's own steps_per_execution."""
     with st.expander(_("Show code: reproduce these settings")):
@@ -171,8 +196,9 @@ def code_ui(configs: list[TrainConfig] | None, runs: tuple[JobStatus, ...]) -> N
                 python=snippet.python_command()
             )
         )
+        host = hardware().host  # XLA said as it resolves on this machine's devices
         st.code(
-            "\n".join(snippet.cli_command(c, f"{slug(lb)}.json") for c, lb in zip(configs, names, strict=True)),
+            "\n".join(snippet.cli_command(c, f"{slug(lb)}.json", host) for c, lb in zip(configs, names, strict=True)),
             language="bash",
             wrap_lines=True,
         )
@@ -193,17 +219,26 @@ def main() -> None:
     said = st.container()  # what is compared, above the plan's warnings
     configs = plan_ui(mode, hw)
     watch, shown = snap.watches[KIND], snap.shown[KIND]
+    linked = result_link.linked()  # kept in the address across view changes
+    stored = [] if shown else result_link.stored(linked)  # a reload: the address' runs, finished
+    names = result_link.labels(stored)
     # The title and the sentence follow the runs on screen (a watched run's own settings), else what Run would do.
-    about = [s.config.to_dict() for s in shown] or [c.to_dict() for c in configs or ()]
+    about = [s.config.to_dict() for s in shown] or [r.config for r in stored] or [c.to_dict() for c in configs or ()]
     compared.title_ui(compared.title(about))
     with said:
         compared.sentence_ui(about, hw)
     if st.session_state.get("start_error"):
         st.error(st.session_state.pop("start_error"))  # shown once: the next click decides afresh
     status_col = watcher.controls_ui(KIND, snap, _("Run"), ("run", "stop"), start_runs, bool(configs))
-    watcher.live_ui(snap, partial(watcher.status_view, KIND, labels, _(PROMPT), status_col))
-    results_ui(shown, hw, watched=watch is not None and not watch.started_here)
-    downloads_ui(snap.shown[KIND])
+    line = result_link.status_line(stored, names) if stored else ""
+    watcher.live_ui(snap, partial(status_ui, status_col, line))
+    if shown:
+        results_ui(shown, hw, watched=watch is not None and not watch.started_here)
+    elif stored:
+        stored_ui(stored, names, hw)
+    else:
+        result_link.pointer_ui()  # where the last comparison is
+    downloads_ui(finished_runs(shown) if shown else list(zip(stored, names, strict=True)))
     code_ui(configs, snap.shown[KIND])
 
 

@@ -60,10 +60,14 @@ def run_labels(rows: Sequence[HistoryRow], configs: Sequence[dict] | None = None
     same device apart; runs still alike are told apart by start time, then by id.
     """
     labels = distinct_labels([where(r) for r in rows], configs or [_row_config(r) for r in rows])
-    labels = [
-        f"{lb} · {short_time(r.when)}" if labels.count(lb) > 1 else lb for lb, r in zip(labels, rows, strict=True)
+    when = {lb: {short_time(r.when) for b, r in zip(labels, rows, strict=True) if b == lb} for lb in labels}
+    labels = [  # the start time where it tells alike runs apart (one Run's runs start in the same minute)
+        f"{lb} · {short_time(r.when)}" if len(when[lb]) > 1 else lb for lb, r in zip(labels, rows, strict=True)
     ]
-    return [f"{lb} · {r.run_id[:6]}" if labels.count(lb) > 1 else lb for lb, r in zip(labels, rows, strict=True)]
+    # Six characters of the id where they tell the runs apart; the whole id where not (one Run's ids share their group).
+    short = [r.run_id[:6] for r in rows]
+    ids = short if len(set(short)) == len(short) else [r.run_id for r in rows]
+    return [f"{lb} · {i}" if labels.count(lb) > 1 else lb for lb, i in zip(labels, ids, strict=True)]
 
 
 def _row_config(row: HistoryRow) -> dict:

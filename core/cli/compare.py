@@ -25,9 +25,14 @@ def ratio_lines(results, names: list[str]) -> list[str]:
     lines = [f"{'value':<24} {'samples/s':>12} {'speedup vs ' + names[0]:>26}"]
     for name, (rate, ratio) in zip(names, compare.ratio_rows(results), strict=True):
         lines.append(f"{name:<24} {rate:>12} {ratio:>26}")
-    return lines + [
-        "speedup: steady-state training samples per second (epochs 2+) over the first value's; 90% interval"
-    ]
+    lines.append("speedup: steady-state training samples per second (epochs 2+) over the first value's; 90% interval")
+    if (target := compare.default_target(results)) is not None:  # the page's default for these runs
+        times = [compare.time_to_accuracy(r, target) for r in results]
+        said = ", ".join(
+            f"{n} {'not reached' if t is None else f'{t:.2f} s'}" for n, t in zip(names, times, strict=True)
+        )
+        lines.append(f"time to {target:.0%} test accuracy ({compare.TARGET_RULE}): {said}")
+    return lines
 
 
 def json_path(stem: str | None, name: str) -> str | None:

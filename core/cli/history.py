@@ -46,7 +46,8 @@ def _when(iso: str | None) -> str:
 
 
 def format_history(rows) -> str:
-    """The history as an aligned text table, newest first."""
+    """The history as an aligned text table, newest first; STEADY S is core.compare's steady epoch (the mean of
+    epochs 2+), as the page's tables say it."""
     cells = [
         _cells(
             (
@@ -55,17 +56,18 @@ def format_history(rows) -> str:
                 r.dataset or "?",
                 r.model or "?",
                 f"{r.device} ({r.variables_on})" if r.variables_on else str(r.device),
+                r.execution or "?",  # the two arms of a comparison differ here, not only by their -1/-2
                 f"{r.epochs_done}/{r.epochs_total}",
                 str(r.batch_size),
                 "-" if r.final_test_accuracy is None else f"{r.final_test_accuracy:.4f}",
-                "-" if r.median_epoch_seconds is None else f"{r.median_epoch_seconds:.3f}",
+                "-" if r.steady_epoch_seconds is None else f"{r.steady_epoch_seconds:.3f}",
                 r.status,
                 r.host or "?",
             )
         )
         for r in rows
     ]
-    return _table("RUN|WHEN (UTC)|DATASET|MODEL|DEVICE|EPOCHS|BATCH|TEST ACC|MEDIAN S|STATUS|HOST", cells)
+    return _table("RUN|WHEN (UTC)|DATASET|MODEL|DEVICE|EXECUTION|EPOCHS|BATCH|TEST ACC|STEADY S|STATUS|HOST", cells)
 
 
 def format_sweeps(rows) -> str:

@@ -73,11 +73,11 @@ def format_epoch(m, total: int) -> str:
 
 
 def format_summary(result) -> str:
-    """Median steady-state epoch time and final accuracy, in one line."""
-    median = result.median_epoch_seconds()
+    """The steady epoch (core.compare's, as the page says it) and final accuracy, in one line."""
+    seconds = compare.steady_epoch_seconds(result)
     steady = (
-        f"median steady-state epoch {median:.3f}s (epochs 2-{len(result.epochs)})"
-        if median
+        f"steady-state epoch {seconds:.3f}s ({compare.STEADY_EPOCH}, 2-{len(result.epochs)})"
+        if seconds
         else ("no steady-state epoch (epoch 1 is warm-up; run 2+ epochs to time)")
     )
     acc = result.final_test_accuracy()

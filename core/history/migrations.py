@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.history import summary
 
 # Migration N takes the file from user_version N-1 to N: SQL, or a function of the connection for what SQL
-# cannot compute. Append; never edit a released one.
+# cannot compute. Append; never edit a released one's effect on a file.
 MIGRATIONS: tuple[tuple, ...] = (
     (
         """CREATE TABLE runs (
@@ -38,7 +38,10 @@ MIGRATIONS: tuple[tuple, ...] = (
         "ALTER TABLE runs ADD COLUMN epochs_done INTEGER NOT NULL DEFAULT 0",
         # No declared type: a value keeps the type its file gave it (1 stays 1, not 1.0), as the list printed it.
         "ALTER TABLE runs ADD COLUMN final_test_accuracy",
-        "ALTER TABLE runs ADD COLUMN median_epoch_seconds",
+        "ALTER TABLE runs ADD COLUMN median_epoch_seconds",  # its values: migration 3's backfill, under 3's name
+    ),
+    (  # the steady epoch is core.compare's, the mean the page and the CLI say: the column renamed, every run again
+        "ALTER TABLE runs RENAME COLUMN median_epoch_seconds TO steady_epoch_seconds",
         summary.backfill,
     ),
     (  # schema version 4: what the engine measured, as its own record; and each run's profiler trace, gzipped

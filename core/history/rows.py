@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
-from core import crossover
+from core import compare, crossover
 from core.compare import elapsed_seconds
 from core.config import canonical_execution
 from core.i18n import _
@@ -31,7 +31,7 @@ class HistoryRow:
     epochs_total: int | None
     batch_size: int | None
     final_test_accuracy: float | None
-    median_epoch_seconds: float | None  # median of epochs 2..N
+    steady_epoch_seconds: float | None  # core.compare's steady epoch: the mean of epochs 2..N
     status: str
     host: str | None
     origin: str  # local or imported
@@ -44,7 +44,7 @@ class HistoryRow:
 
 
 def history_row(result: RunResult, origin: str = "local") -> HistoryRow:
-    """The table row for a run: median steady epoch seconds and final accuracy computed by RunResult."""
+    """The table row for a run: its steady epoch (core.compare) and final accuracy."""
     config, device = result.config, result.device
     return HistoryRow(
         run_id=result.run_id or "",
@@ -59,7 +59,7 @@ def history_row(result: RunResult, origin: str = "local") -> HistoryRow:
         epochs_total=config.get("epochs"),
         batch_size=config.get("batch_size"),
         final_test_accuracy=result.final_test_accuracy(),
-        median_epoch_seconds=result.median_epoch_seconds(),
+        steady_epoch_seconds=compare.steady_epoch_seconds(result),
         status=result.status,
         host=result.host.get("hostname"),
         origin=origin,

@@ -1,18 +1,18 @@
-"""A training run's summary kept in its runs row (epochs done, final test accuracy, median steady epoch seconds).
+"""A training run's summary kept in its runs row (epochs done, final test accuracy, steady epoch seconds).
 
 The history's list views read these columns and never the epochs, so listing 2,000 runs of 1,000 epochs costs
-the same as listing 2,000 runs of one. Each value is computed by RunResult's own methods, so a list shows
-exactly what a loaded run would.
+the same as listing 2,000 runs of one. Each value is computed as a loaded run's is (RunResult, core.compare's
+steady epoch), so a list shows exactly what the page and `python -m core train` say of that run.
 """
 
 from __future__ import annotations
 
-import bisect
 import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import fields
 
+from core import compare
 from core.results import EpochMetrics, RunResult
 
 _EPOCH_FIELDS = {f.name for f in fields(EpochMetrics)}
@@ -25,9 +25,9 @@ def epoch_from_json(metrics: str) -> EpochMetrics:
 
 
 def summarise(epochs: list[EpochMetrics]) -> tuple[int, float | None, float | None]:
-    """(epochs done, final test accuracy, median steady-state epoch seconds) as RunResult computes them."""
+    """(epochs done, final test accuracy, steady epoch seconds) as a loaded run's are computed."""
     result = RunResult(config={}, host={}, device={}, status="completed", epochs=epochs)
-    return len(epochs), result.final_test_accuracy(), result.median_epoch_seconds()
+    return len(epochs), result.final_test_accuracy(), compare.steady_epoch_seconds(result)
 
 
 def refresh(db: sqlite3.Connection, run_ids: Iterable[str | None]) -> None:
@@ -40,7 +40,7 @@ def refresh(db: sqlite3.Connection, run_ids: Iterable[str | None]) -> None:
 def write(db: sqlite3.Connection, run_id: str | None, epochs: list[EpochMetrics]) -> None:
     """Store the summary of `epochs`, which are exactly the run's stored epochs (the caller's transaction)."""
     db.execute(
-        "UPDATE runs SET epochs_done = ?, final_test_accuracy = ?, median_epoch_seconds = ? WHERE run_id = ?",
+        "UPDATE runs SET epochs_done = ?, final_test_accuracy = ?, steady_epoch_seconds = ? WHERE run_id = ?",
         (*summarise(epochs), run_id),
     )
 
@@ -51,21 +51,18 @@ class Running:
     (bench/history_scale.py, add_epoch_1000_vs_10)."""
 
     def __init__(self) -> None:
-        self.done, self.last_accuracy, self.steady = 0, None, []  # steady: epochs 2..N's seconds, sorted
+        self.done, self.last_accuracy, self.steady = 0, None, []  # steady: epochs 2..N's seconds, in order
 
     def add(self, metrics: EpochMetrics) -> None:
         """Count the next epoch in."""
         self.done, self.last_accuracy = metrics.epoch, metrics.test_accuracy
         if not metrics.warmup:
-            bisect.insort(self.steady, metrics.train_seconds)
+            self.steady.append(metrics.train_seconds)
 
     def values(self) -> tuple[int, float | None, float | None]:
-        """(epochs done, final test accuracy, median steady-state epoch seconds), as summarise() computes them."""
-        n = len(self.steady)
-        median = (
-            None if not n else (self.steady[n // 2] if n % 2 else (self.steady[n // 2 - 1] + self.steady[n // 2]) / 2)
-        )
-        return self.done, self.last_accuracy, median
+        """(epochs done, final test accuracy, steady epoch seconds), as summarise() computes them."""
+        # A sum over the epochs' seconds: microseconds at epoch 1,000, and exactly summarise()'s arithmetic.
+        return self.done, self.last_accuracy, compare.mean_epoch(self.steady)
 
 
 def after_epoch(db: sqlite3.Connection, run_id: str, metrics: EpochMetrics, running: Running) -> None:
@@ -79,11 +76,11 @@ def after_epoch(db: sqlite3.Connection, run_id: str, metrics: EpochMetrics, runn
         for m in [epoch_from_json(m) for (m,) in rows]:
             running.add(m)
     db.execute(
-        "UPDATE runs SET epochs_done = ?, final_test_accuracy = ?, median_epoch_seconds = ? WHERE run_id = ?",
+        "UPDATE runs SET epochs_done = ?, final_test_accuracy = ?, steady_epoch_seconds = ? WHERE run_id = ?",
         (*running.values(), run_id),
     )
 
 
 def backfill(db: sqlite3.Connection) -> None:
-    """Migration 2: the summary of every training run already stored."""
+    """Migrations 2 and 3: the summary of every training run already stored (3: the steady epoch is the mean)."""
     refresh(db, [run_id for (run_id,) in db.execute("SELECT run_id FROM runs WHERE kind = 'train'").fetchall()])

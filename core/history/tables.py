@@ -26,7 +26,7 @@ SUMMARY_COLUMNS = (
     "run_id, started_at, json_extract(config, '$.dataset'), json_extract(config, '$.model'),"
     " json_extract(device, '$.requested'), json_extract(config, '$.device'), json_extract(device, '$.variables_on'),"
     " json_extract(device, '$.name'), json_extract(config, '$.execution'), epochs_done, json_extract(config, '$.epochs'),"
-    " json_extract(config, '$.batch_size'), final_test_accuracy, median_epoch_seconds, status,"
+    " json_extract(config, '$.batch_size'), final_test_accuracy, steady_epoch_seconds, status,"
     " json_extract(host, '$.hostname'), origin"
 )
 _RECORD_TEXT = ("started_at", "finished_at", "error")  # a record's payload fields copied to their columns
@@ -118,12 +118,12 @@ def require_train(db: sqlite3.Connection, run_id: str) -> None:
 def summary_row(row: tuple) -> HistoryRow:
     """A HistoryRow from the SUMMARY_COLUMNS of a runs row."""
     run_id, when, dataset, model, requested, configured, variables_on, name, execution, done, total = row[:11]
-    batch, accuracy, median, status, host, origin = row[11:]
+    batch, accuracy, steady, status, host, origin = row[11:]
     return HistoryRow(
         run_id=run_id or "", when=when, dataset=dataset, model=model, device=requested or configured,
         variables_on=variables_on, device_name=name, execution=execution_name(execution), epochs_done=done,
         epochs_total=total, batch_size=batch,
-        final_test_accuracy=accuracy, median_epoch_seconds=median, status=status, host=host, origin=origin,
+        final_test_accuracy=accuracy, steady_epoch_seconds=steady, status=status, host=host, origin=origin,
     )  # fmt: skip
 
 

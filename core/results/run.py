@@ -7,7 +7,6 @@ core.results.measurements; comparing runs (the speedup, the why, in words) is ab
 from __future__ import annotations
 
 import json
-import statistics
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -138,19 +137,6 @@ class RunResult:
     def steady_epochs(self) -> list[EpochMetrics]:
         """Epochs 2..N: epoch 1 includes tracing and compilation."""
         return [e for e in self.epochs if not e.warmup]
-
-    def median_epoch_seconds(self) -> float | None:
-        """Median steady-state training seconds per epoch (None before epoch 2 finishes)."""
-        steady = self.steady_epochs()
-        return statistics.median(e.train_seconds for e in steady) if steady else None
-
-    def warmup_seconds(self) -> float | None:
-        """Extra seconds epoch 1 took over a steady epoch: the cost of tracing and compiling."""
-        median = self.median_epoch_seconds()
-        first = next((e for e in self.epochs if e.warmup), None)
-        if first is None or median is None:
-            return None
-        return first.train_seconds - median
 
     def final_test_accuracy(self) -> float | None:
         """The last finished epoch's test accuracy."""
