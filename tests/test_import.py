@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from core.cli import main
 from core.config import DATASETS
 from core.history.importer import IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError, parse_run_file
-from core.history.schemas import EPOCH_V2, MAX_LOSS
+from core.history.schemas import EPOCH_V4, MAX_LOSS
 from core.history.store import Store
 from core.results import EpochMetrics
 from tests.conftest import ROOT
@@ -113,7 +113,7 @@ def test_the_size_limit_is_5_mib(filled, tmp_path):
 
 def test_every_epoch_field_has_a_rule():
     # A field added to EpochMetrics must get a range in the schema, or files carrying it would be refused.
-    assert set(EPOCH_V2["properties"]) == {f.name for f in fields(EpochMetrics)}
+    assert set(EPOCH_V4["properties"]) == {f.name for f in fields(EpochMetrics)}
 
 
 # -- malformed and hostile files ---------------------------------------------------------

@@ -36,7 +36,7 @@ from ui import (
     words,
 )
 from ui.labels import series_labels
-from ui.resources import hardware
+from ui.resources import get_store, hardware
 
 KIND = "train"
 # The sentences a job's end is told in, on the runner's threads (English): read back in the page's language.
@@ -146,13 +146,16 @@ def downloads_ui(finished: list[tuple[RunResult, str]]) -> None:
     if not finished:
         return
     cols = st.columns(len(finished) + 1)
+    traced = get_store().traced(r.run_id for r, _ in finished if r.run_id)
     for col, (result, label) in zip(cols, finished, strict=False):
         name = f"{slug(label)}-{result.run_id}.json"
         # Deferred (a callable): made when clicked, so no media file a rerun can replace before the browser fetched it.
         col.download_button(f"{label} · JSON", result.to_json, name, "application/json", on_click="ignore",
                             width="stretch")  # fmt: skip
-        if result.trace:  # the profiler's window of its step, as a log directory TensorBoard's profile plugin opens
-            zipped = partial(profiles.profile_zip, {slug(label): (result.host.get("hostname") or "host", result.trace)})
+        if (
+            result.run_id in traced
+        ):  # the profiler's window of its step, as a log directory TensorBoard's profile plugin opens
+            zipped = partial(_trace_zip, result.run_id, slug(label), result.host.get("hostname") or "host")
             col.download_button(
                 _("{label} · trace (TensorBoard)").format(label=label),
                 zipped,
@@ -164,6 +167,11 @@ def downloads_ui(finished: list[tuple[RunResult, str]]) -> None:
     table = charts.epochs_frame([r.to_frame() for r, _ in finished], [lb for _, lb in finished])
     cols[len(finished)].download_button(_("All epochs · CSV"), partial(table.to_csv, index=False), "epochs.csv",
                                         "text/csv", on_click="ignore", width="stretch")  # fmt: skip
+
+
+def _trace_zip(run_id: str, name: str, host: str) -> bytes:
+    """A run's kept trace as a .zip of a TensorBoard log directory, read when its button is clicked."""
+    return profiles.profile_zip({name: (host, get_store().trace(run_id) or b"")})
 
 
 def stored_ui(results: list[RunResult], names: list[str], hw: hardware_check.Hardware) -> None:

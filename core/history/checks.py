@@ -247,7 +247,8 @@ def _sweep(data: dict[str, Any]) -> SweepResult:
         started_at=data.get("started_at"),
         finished_at=data.get("finished_at"),
         run_id=data.get("run_id"),
-        crossover=crossover.crossover_sentence(points),  # recomputed from the points, never the file's own words
+        # Recomputed from the points, never the file's own words; only where the file said one (older files did).
+        crossover=crossover.crossover_sentence(points) if "crossover" in data else None,
     )
 
 

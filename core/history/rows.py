@@ -12,7 +12,8 @@ from core import compare, crossover
 from core.compare import elapsed_seconds
 from core.config import canonical_execution
 from core.i18n import _
-from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
+from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepPoint, SweepResult
+from core.results.run import EPOCH_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,9 @@ def execution_name(value: Any) -> str | None:
 
 
 def epochs_csv(result: RunResult) -> str:
-    """One CSV line per epoch: device, execution, run_id, every EpochMetrics field but the per-call lists, and
+    """One CSV line per epoch: device, execution, run_id, the epoch's own figures (EPOCH_COLUMNS) and
     elapsed_train_seconds (training seconds summed from epoch 1: time to any test accuracy reads off it)."""
-    names = [f.name for f in fields(EpochMetrics) if f.name not in V2_EPOCH_FIELDS]  # lists are not CSV cells
+    names = list(EPOCH_COLUMNS)  # neither the per-call lists nor the machine's other load are CSV cells
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["device", "execution", "run_id", *names, "elapsed_train_seconds"])

@@ -252,7 +252,8 @@ RUN_V3 = closed(
 
 # -- version 4: what the engine measured beside the epochs, a typed record (core.results.measurements) ----------
 EPOCH_V4 = closed(
-    {**EPOCH_V2["properties"], "others_cores": number(0, 10_000, nullable=True)}, required=tuple(EPOCH_V2["required"])
+    {**EPOCH_V2["properties"], "others_cores": number(0, 10_000, nullable=True)},
+    required=(*EPOCH_V2["required"], "others_cores"),  # written on every epoch, null where /proc was not there
 )
 RUN_V4 = closed(
     {

@@ -233,6 +233,16 @@ class Store(FileExchange):
             said = _("The run history {path} holds sweep {run_id}, which it cannot read: {problem}")
             raise StoreError(said.format(path=self.path, run_id=run_id, problem=err)) from None
 
+    def traced(self, run_ids: Iterable[str]) -> set[str]:
+        """Which of these runs have a profiler trace kept (no trace is read)."""
+        ids = list(dict.fromkeys(run_ids))
+        marks = ", ".join("?" * len(ids))
+        return (
+            {row[0] for row in self._query(f"SELECT run_id FROM traces WHERE run_id IN ({marks})", ids)}
+            if ids
+            else set()
+        )
+
     def trace(self, run_id: str) -> bytes | None:
         """A run's profiler trace as the engine kept it (an XSpace, gzipped), or None where it has none."""
         rows = self._query("SELECT xspace FROM traces WHERE run_id = ?", (run_id,))
