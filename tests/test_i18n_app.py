@@ -85,6 +85,7 @@ def page_words(at: AppTest) -> list[str]:
 
 def english_left(text: str, own: set[str]) -> list[str]:
     """English words in `text` outside code, this machine's and the runs' own names, NAMES, acronyms and identifiers."""
+    text = re.sub(r"\\([^A-Za-z0-9\s])", r"\1", text)  # Markdown's escapes: the reader sees mixed_bfloat16, not mixed\_
     for name in sorted(own, key=len, reverse=True):  # first: a name may hold a link or code (a file's host name)
         text = text.replace(name, " ")
     text = re.sub(r"`[^`]*`|https?://\S+", " ", text)

@@ -270,7 +270,7 @@ def compare_ui(
 def below_ui(results: list[RunResult], labels: list[str], target: float | None, sentence: str) -> None:
     """Under the charts: what the headline measures and its terms, the ratios, the numbers, what the models learned."""
     if sentence:
-        st.caption(_(MEASURED).format(calls=calls_words(results, labels)), help=_(MEASURED_HELP))
+        st.caption(words.plain(_(MEASURED).format(calls=calls_words(results, labels))), help=_(MEASURED_HELP))
     compared.terms_ui(" ".join([sentence, *labels]))
     ratios_ui(results, labels)
     numbers_ui(results, labels, target)
