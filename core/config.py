@@ -26,6 +26,13 @@ EXECUTION_ALIASES = {"fast": "multi-step-loop", "keras-default": "keras-fit"}
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 # XLA (Keras' jit_compile): "auto" resolves per device kind (core.device_kinds), "on" and "off" as said.
 XLA_CHOICES = ("auto", "on", "off")
+# Where auto turns XLA on for a CPU: one XLA program per call, measured faster only there (bench/precision_xla.py).
+XLA_ON_CPU: dict[str, frozenset[str]] = {"multi-step-loop": frozenset({"softmax", "mlp"})}
+# auto's one rule, said the same in the CLI's help, the page's and the README (tests/test_xla_rule.py).
+XLA_AUTO_RULE = N_(
+    "auto: on for a GPU that XLA compiles for (NVIDIA's CUDA; not Apple's Metal); on a CPU only for the multi-step "
+    "loop of the softmax and the MLP, where it measured faster; off for everything else"
+)
 
 # Training-set sizes, known without loading anything, so a batch size is checked where the config is built.
 TRAIN_SIZES = {"mnist": 60_000, "fashion_mnist": 60_000, "synthetic": 60_000}

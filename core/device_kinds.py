@@ -55,7 +55,7 @@ class DeviceKind:
 KINDS: dict[str, DeviceKind] = {
     # On a CPU, "auto" is off, as Keras' jit_compile="auto" is on a machine without a GPU: XLA slows the
     # convolutions there, and a CPU run beside a GPU run should not change with the machine it is on.
-    # The one exception (the multi-step loop of a dense model) is core.engine.executions.base.XLA_ON_CPU.
+    # The one exception (the multi-step loop of a dense model) is core.config.XLA_ON_CPU.
     "cpu": DeviceKind("cpu", "CPU", True, False, _any_precision),
     "cuda": DeviceKind("cuda", "NVIDIA GPU (CUDA)", True, True, _cuda_precision),
     "metal": DeviceKind(

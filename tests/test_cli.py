@@ -46,6 +46,8 @@ def test_train_prints_epochs_and_summary_and_writes_json(tmp_path):
     data = json.loads(out.read_text())
     assert data["status"] == "completed" and len(data["epochs"]) == 3
     assert data["config"]["dataset"] == "synthetic" and data["config"]["train_subset"] == 300
+    # What auto became, before the first epoch, as the run then recorded it.
+    assert lines[0].endswith(f"XLA {'on' if data['device']['jit_compile'] else 'off'} (auto)"), lines[0]
     # The trace, where TensorBoard's profile plugin looks (plugins/profile/SESSION/HOST.xplane.pb), an XSpace that
     # reads back to the run's own summary of it; the history keeps the same bytes.
     from tensorflow.tsl.profiler.protobuf import xplane_pb2

@@ -18,6 +18,7 @@ from core.config import (
     MAX_SEED,
     MAX_SYNTHETIC,
     PRECISIONS,
+    XLA_AUTO_RULE,
     XLA_CHOICES,
 )
 from core.engine import data as datasets
@@ -119,7 +120,7 @@ def settings_ui(hw: hardware_check.Hardware) -> device_modes.Mode:
         number_ui(st, _("Hidden units (MLP)"), "hidden_units", 1, MAX_HIDDEN, step=16)
         st.radio(_("Precision (Keras dtype policy)"), PRECISIONS, key="precision", horizontal=True, persist_state=KEEP)
         st.radio(_("XLA (jit_compile)"), XLA_CHOICES, key="xla", horizontal=True, persist_state=KEEP,
-                 help=_("auto: on for a GPU that XLA compiles for; on a CPU only for the multi-step loop of a dense model, where it is faster."))  # fmt: skip
+                 help=_("{rule}.").format(rule=_(XLA_AUTO_RULE)))  # fmt: skip
     kept.remember(DEFAULTS)
     links.write(ADDRESS)  # the address follows the settings: a reload, or the link copied, keeps them
     return mode

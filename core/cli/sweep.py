@@ -7,7 +7,16 @@ import argparse
 from core import crossover
 from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.cli.train import ready
-from core.config import DATASETS, DEFAULT_BATCH_SIZES, MODELS, PRECISIONS, XLA_CHOICES, ConfigError, SweepConfig
+from core.config import (
+    DATASETS,
+    DEFAULT_BATCH_SIZES,
+    MODELS,
+    PRECISIONS,
+    XLA_AUTO_RULE,
+    XLA_CHOICES,
+    ConfigError,
+    SweepConfig,
+)
 from core.engine import memory
 from core.history.limits import without_controls
 from core.history.recorder import Recorder
@@ -25,7 +34,7 @@ def _sweep_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", choices=DATASETS, default=d.dataset)
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--precision", choices=PRECISIONS, default=d.precision, help="the Keras dtype policy of every layer")
-    p.add_argument("--xla", choices=XLA_CHOICES, default=d.xla, help="jit_compile: on, off, or auto (on for a GPU)")
+    p.add_argument("--xla", choices=XLA_CHOICES, default=d.xla, help=f"jit_compile: on, off, or {XLA_AUTO_RULE}")
     p.add_argument("--json", metavar="FILE", help="write the sweep's result as JSON to FILE")
     db_flag(p)
 

@@ -14,6 +14,7 @@ from core.config import (
     MODELS,
     OPTIMIZERS,
     PRECISIONS,
+    XLA_AUTO_RULE,
     XLA_CHOICES,
     ConfigError,
     TrainConfig,
@@ -40,7 +41,7 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--train-subset", type=int, default=None, help="use only the first N training samples")
     p.add_argument("--hidden-units", type=int, default=d.hidden_units, help="MLP hidden layer width")
     p.add_argument("--precision", choices=PRECISIONS, default=d.precision, help="the Keras dtype policy of every layer")
-    p.add_argument("--xla", choices=XLA_CHOICES, default=d.xla, help="jit_compile: on, off, or auto (on for a GPU)")
+    p.add_argument("--xla", choices=XLA_CHOICES, default=d.xla, help=f"jit_compile: on, off, or {XLA_AUTO_RULE}")
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
@@ -149,7 +150,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(
         f"training {config.model} on {config.dataset} on {config.device}: {config.epochs} epochs, "
         f"batch {config.batch_size}, {config.optimizer} lr {config.learning_rate}, {config.execution} execution, "
-        f"{config.precision}, XLA {config.xla}",
+        f"{config.precision}, {xla_said(config)}",
         flush=True,
     )
     print(without_controls(f"run {run_id}, recorded epoch by epoch in {store.path}"), flush=True)
@@ -164,6 +165,18 @@ def cmd_train(args: argparse.Namespace) -> int:
     if said := write_trace(result, args.profile_dir):
         print(said, flush=True)
     return save_and_report(recorder, result, args.json, format_summary, "training failed.")
+
+
+def xla_said(config: TrainConfig) -> str:
+    """'XLA on (auto)': what the run's xla setting becomes on its device (a node's own kind decides there)."""
+    if config.node:
+        return f"XLA {config.xla}" + (f" (as {config.node}'s device decides)" if config.xla == "auto" else "")
+    from core.engine import devices
+    from core.engine.executions.base import jit_compile_for
+
+    host = devices.host_info().to_dict()
+    jit = jit_compile_for(config.device, config.model, config.xla, host, config.execution)
+    return f"XLA {'on' if jit else 'off'}" + (" (auto)" if config.xla == "auto" else "")
 
 
 def epoch_printer(recorder: Recorder, total: int):

@@ -7,14 +7,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from core import device_kinds
-from core.config import TrainConfig, split_device
+from core.config import XLA_ON_CPU, TrainConfig, split_device
 from core.engine import data as datasets
 from core.engine.job import StopCheck
 from core.engine.timeline import Mark
-
-# Where xla="auto" turns XLA on for a CPU: one XLA program per call drops a dense step's dispatch, measured faster
-# only there (a 2-core CPU's softmax epoch 0.13 s, not 0.24 s: bench/floor.py, bench/precision_xla.py --device cpu).
-XLA_ON_CPU: dict[str, frozenset[str]] = {"multi-step-loop": frozenset({"softmax", "mlp"})}
 
 
 def jit_compile_for(
