@@ -31,9 +31,6 @@ def main() -> None:
     pages = [st.Page(path, title=_(title), icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(VIEWS)]
     page = st.navigation(pages, position="top")
     compared.title_slot()  # the title follows what the view compares (Train's runs); the view fills it
-    st.caption(
-        _("Same model, data, seed and batches in every run; speed is samples per second after epoch 1 (it compiles).")
-    )
     watcher.queue_ui()
     page.run()
     compared.default_title_ui(page.url_path)

@@ -159,25 +159,28 @@ print(json.dumps({"first": first, "warm": warm, "after": after}))
 def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cpu(at, fashion_mnist):
     at.button(key="preset_Quick demo").click().run()
     assert at.session_state["model"] == "mlp" and at.session_state["epochs"] == PRESETS["Quick demo"]["epochs"]
-    # No GPU here: the demo still compares two runs, plain model.fit first (the baseline).
+    # No GPU here: the demo compares one change at a time, plain model.fit first (the baseline).
     assert at.session_state["mode"] == "fit:cpu"
     at.number_input(key="epochs").set_value(3)  # two steady epochs are enough here; the whole demo: the browser test's
     at.button(key="run").click().run()
     status = " ".join(m.value for m in at.markdown)
-    assert "CPU (plain fit): " in status and "CPU (multi-step loop, XLA): " in status  # live: epochs or "next"
+    series = ["CPU (plain fit)", "CPU (multi-step loop)", "CPU (multi-step loop, XLA)"]
+    assert all(f"{name}: " in status for name in series)  # live: epochs or "next"
     train = settle(at)
     assert not at.exception
     assert not train.error
     epochs = at.session_state["epochs"]
     status = " ".join(m.value for m in train.markdown)
-    assert f"CPU (plain fit): done, {epochs} epochs" in status
-    assert f"CPU (multi-step loop, XLA): done, {epochs} epochs" in status
+    assert all(f"{name}: done, {epochs} epochs" in status for name in series)
     assert "Queue — empty" in " ".join(c.value for c in at.caption)
 
     results = [get_runner().status(i).result for i in at.session_state["train"].ids]
-    assert [r.config["execution"] for r in results] == ["keras-fit", "multi-step-loop"]
+    assert [(r.config["execution"], r.device["jit_compile"]) for r in results] == [
+        ("keras-fit", False),
+        ("multi-step-loop", False),
+        ("multi-step-loop", True),
+    ]  # each arm changes one thing
     assert all(r.status == "completed" and r.device["variables_on"] == "CPU:0" for r in results)
-    series = ["CPU (plain fit)", "CPU (multi-step loop, XLA)"]
 
     # The race against the clock (the default x axis): training accuracy at every call, test at every epoch.
     # Then the roofline's charts (tests/test_roofline_app.py).
@@ -198,7 +201,7 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     # The per-epoch view is one click away.
     at.segmented_control(key="accuracy_x").set_value("epoch").run()
     (acc_spec, acc_rows), *_ = chart_specs(at)
-    assert encoding(acc_spec)["x"]["field"] == "epoch" and len(acc_rows) == 2 * 2 * epochs
+    assert encoding(acc_spec)["x"]["field"] == "epoch" and len(acc_rows) == 3 * 2 * epochs
 
     # One column of numbers per run (a row per run wrapped its name over six lines at 1280x720), time to the default
     # target included; no number cut on a projector.
@@ -211,43 +214,48 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
         assert figures["Final test accuracy"][i] == f"{result.final_test_accuracy():.1%}"
         assert figures[f"Time to {target:.0%}"][i] == f"{compare.time_to_accuracy(result, target):.2f} s"
         assert figures["Steady epoch (mean of 2+)"][i] == f"{compare.steady_epoch_seconds(result):.3f} s"
-        assert figures["Variables on"][i] == "CPU:0" and figures["XLA (`jit_compile`)"][i] == ["off", "on"][i]
+        assert figures["Variables on"][i] == "CPU:0" and figures["XLA (`jit_compile`)"][i] == ["off", "off", "on"][i]
         gflops, share = tables.achieved(result)
         # Achieved GFLOP/s is the model's FLOPs per sample times its speed, as a share of the measured peak (which a
         # run may pass when the peak was timed under more load: the roofline says so; tests/test_roofline.py).
         assert gflops > 0 and share > 0 and share == pytest.approx(gflops / result.measured.limits.peak_gflops)
     assert "MirroredStrategy" not in figures  # neither run used it
-    # The headline: the ratio of steady samples/s with its spread and count, the faster run named first; it is the
-    # ratio of the steady epochs in the table (the same samples per epoch on both sides).
-    found = compare.speedup(results[0], results[1])
-    fast, slow = (1, 0) if found.ratio >= 1 else (0, 1)
-    sentence = compare.speedup_sentence(results[slow], results[fast], series[slow], series[fast])
+    # The headline: the first arm against the last, the ratio of steady samples/s with its spread and count; it is
+    # the ratio of the steady epochs in the table (the same samples per epoch on both sides).
+    found = compare.speedup(results[0], results[2])
+    sentence = compare.speedup_sentence(results[0], results[2], series[0], series[2])
     assert f"#### {words.plain(sentence)}" in [m.value for m in at.markdown]
-    assert " faster than " in sentence and "calls of the step loop after epoch 1" in sentence
-    epochs_ratio = compare.steady_epoch_seconds(results[0]) / compare.steady_epoch_seconds(results[1])
+    assert "calls of the step loop after epoch 1" in sentence and series[0] in sentence and series[2] in sentence
+    epochs_ratio = compare.steady_epoch_seconds(results[0]) / compare.steady_epoch_seconds(results[2])
     assert found.ratio == pytest.approx(epochs_ratio, rel=0.02)
+    # What each change bought, each over the run before it, measured in this press.
+    (steps,) = [m.value for m in at.markdown if m.value.startswith("| Run | Changed |")]
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in steps.splitlines()[2:]]
+    assert [row[1] for row in cells] == ["—", "execution = multi-step-loop", "xla = on"]
+    bought = [compare.speedup(a, b) for a, b in zip(results, results[1:], strict=False)]
+    assert [row[3] for row in cells[1:]] == [compare.ratio_words(b) for b in bought]
     (measured,) = [c.value for c in at.caption if c.value.startswith("Measured: training samples per second")]
     # The calls' own seconds, not "about 0.2 s": the loop's here are a quarter of a short epoch's.
-    loop = compare.measurements(results[1])
-    assert f"{series[1]}: {len(loop):,} calls of {min(loop.seconds):.3f}-{max(loop.seconds):.3f} s" in measured
+    loop = compare.measurements(results[2])
+    assert f"{series[2]}: {len(loop):,} calls of {min(loop.seconds):.3f}-{max(loop.seconds):.3f} s" in measured
 
     # What the model learned: a strip of predictions per run (an MLP has no templates).
-    assert [t.label for t in at.tabs][:2] == series
+    assert [t.label for t in at.tabs][:3] == series
     strips = [r.epochs[-1].learned for r in results]
     assert [len(i.captions) for i in at.image] == [len(s.indices) for s in strips] and len(strips[0].indices) >= 10
     # Each caption is the predicted class; a wrong one is marked.
     for image, strip in zip(at.image, strips, strict=True):
         marked = [c.endswith("✗") for c in image.captions]
         assert marked == [p != t for t, p in zip(strip.labels, strip.predictions, strict=True)]
-    assert sum("test images:" in c.value for c in at.caption) == 2
+    assert sum("test images:" in c.value for c in at.caption) == 3
 
     downloads = [b.label for b in at.download_button]
     runs_files = [f"{name} · {kind}" for name in series for kind in ("JSON", "trace (TensorBoard)")]
     assert downloads == [*runs_files, "All epochs · CSV"]  # each run's file, and its profiler trace for TensorBoard
     # Show code: the venv's python, and one script per run, in its own execution mode.
     codes = [c.value for c in at.code]
-    assert codes[0].startswith(snippet.python_command() + " -m core train") and len(codes) == 3
-    assert "model.fit(" in codes[1] and "def train_steps(" in codes[2]
+    assert codes[0].startswith(snippet.python_command() + " -m core train") and len(codes) == 4
+    assert "model.fit(" in codes[1] and "def train_steps(" in codes[2] and "JIT_COMPILE = True" in codes[3]
     devices = " ".join(m.value for m in page("Devices", at).markdown)
     assert "variables lived on CPU:0" in devices
 

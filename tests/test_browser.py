@@ -224,20 +224,24 @@ def choose(page: Page, key: str, option: str, timeout: float = 60) -> None:
 
 
 def quick_demo_shows_both_charts_and_the_metrics(page: Page, epochs: int = DEMO_EPOCHS) -> None:
-    """After a Quick demo ran to its end on this page (no GPU here: plain model.fit against the multi-step loop, both
-    on the CPU; tests/test_layout_browser.py runs it): its charts, numbers and headline, then every view at 1280x720
+    """After a Quick demo ran to its end on this page (no GPU here: plain model.fit, the multi-step loop, then XLA on
+    it, all on the CPU; tests/test_layout_browser.py runs it): its charts, numbers and headline, then every view at 1280x720
     and back. One demo's run serves both tests, as it takes a minute of the suite's time on 2 cores."""
     view(page, "Train")
     wait_until_idle(page)
     page.set_viewport_size(VIEWPORT)
     expect(status(page)).to_contain_text(f"CPU (multi-step loop, XLA): done, {epochs} epochs", timeout=120_000)
     expect(status(page)).to_contain_text(f"CPU (plain fit): done, {epochs} epochs")
+    expect(status(page)).to_contain_text(f"CPU (multi-step loop): done, {epochs} epochs")
     charts = page.locator('.st-key-run_charts [data-testid="stVegaLiteChart"]:visible')
     expect(charts).to_have_count(2, timeout=30_000)
     for i in range(2):
         expect(charts.nth(i).locator("canvas, svg").first).to_be_visible(timeout=30_000)
-    numbers = page.locator('[data-testid="stMarkdownContainer"] table:visible')
-    expect(numbers.first.locator("thead th")).to_have_count(3)  # a column per run, after the figures' names
+    # The runs' numbers (the table of what each change bought sits above it).
+    numbers = page.locator('[data-testid="stMarkdownContainer"] table:visible').filter(has_text="Final test accuracy")
+    steps = page.locator('[data-testid="stMarkdownContainer"] table:visible').filter(has_text="Speedup over the run")
+    expect(steps.locator("tbody tr")).to_have_count(3)
+    expect(numbers.first.locator("thead th")).to_have_count(4)  # a column per run, after the figures' names
     expect(page.get_by_text("CPU (multi-step loop, XLA) is ")).to_be_visible()
     wait_until_idle(page)
 
@@ -253,7 +257,8 @@ def quick_demo_shows_both_charts_and_the_metrics(page: Page, epochs: int = DEMO_
     ratio = float(re.search(r" is ([0-9.]+)× (faster|slower) ", headline).group(1))
     ratio = ratio if " faster " in headline else 1 / ratio
     runs = [c.inner_text() for c in numbers.first.locator("thead th").all()][1:]
-    column = {"loop" if "multi-step loop" in run else "fit": i for i, run in enumerate(runs)}
+    # The headline: the first arm (plain fit) against the last (the loop with XLA); the table shows the step between.
+    column = {"loop": runs.index("CPU (multi-step loop, XLA)"), "fit": runs.index("CPU (plain fit)")}
     epoch = {k: float(figures["Steady epoch (mean of 2+)"][i].rstrip(" s")) for k, i in column.items()}
     rate = {k: float(figures["Samples / s"][i].replace(",", "")) for k, i in column.items()}
     assert abs(ratio / (epoch["fit"] / epoch["loop"]) - 1) < 0.10, (headline, epoch)

@@ -16,10 +16,23 @@ def configs(*overrides: dict) -> list[dict]:
 
 
 FIT_VS_LOOP = configs({"execution": "keras-fit"}, {"execution": "multi-step-loop"})
+STEPS = configs(
+    *(
+        {"execution": e, "xla": x}
+        for e, x in [("keras-fit", "off"), ("multi-step-loop", "off"), ("multi-step-loop", "on")]
+    )
+)
 
 
 def test_the_title_follows_the_comparison():
     assert compared.title(FIT_VS_LOOP) == "TensorFlow: plain fit vs multi-step loop on the CPU, live"
+    # One change at a time (the Quick demo without a GPU): each step named in order.
+    assert compared.title(STEPS) == "TensorFlow: plain fit → multi-step loop → XLA, live"
+    assert compared.sentence(STEPS, NO_GPU) == (
+        "**No GPU on this machine**: one change at a time on the CPU, each run against the one before."
+    )
+    # Two changes between neighbours is no chain: the runs are then listed, not stepped.
+    assert "one change at a time" not in compared.sentence([STEPS[0], STEPS[2], STEPS[1]], NO_GPU)
     assert compared.title(configs({"device": "cpu"}, {"device": "gpu:0"})) == "TensorFlow: CPU vs GPU:0, live"
     along = configs({"precision": "float32"}, {"precision": "mixed_bfloat16"})
     assert compared.title(along) == "TensorFlow: float32 vs mixed_bfloat16 on the CPU, live"

@@ -26,7 +26,7 @@ CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 # Names a reader looks up (Keras' and TensorFlow's own words, the datasets and models, units) stay as they are.
 NAMES = {
     "tensorflow", "keras", "xla", "cpu", "gpu", "gpus", "fit", "softmax", "mlp", "cnn", "relu", "sgd", "adam",
-    "mnist", "fashion-mnist", "tensorboard", "python", "linux", "mac", "apple", "nvidia", "cuda", "cudnn", "ray",
+    "mnist", "fashion-mnist", "tensorboard", "python", "linux", "mac", "apple", "metal", "nvidia", "cuda", "cudnn", "ray",
     "mirroredstrategy", "pluggabledevice", "dtype", "policy", "json", "csv", "zip", "vs", "auto", "on", "off",
     "bootstrap", "roofline", "gflop", "mflop", "flop", "flops", "mib", "mb", "gb", "ms", "µs", "english",
     "epochs", "synthetic",  # model.fit's argument beside 轮次; the CLI's --dataset name

@@ -130,9 +130,9 @@ def test_on_stage_the_status_headline_and_charts_fit_1280x720_move_early_and_sta
     page.wait_for_timeout(1500)
     expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value(str(DEMO_EPOCHS))
     expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
-    expect(main.get_by_text("No GPU on this machine: comparing plain Keras fit with the multi-step loop, both on "
-                            "the CPU.")).to_be_visible()  # fmt: skip
-    expect(page.get_by_role("heading", name="TensorFlow: plain fit vs multi-step loop on the CPU, live"))\
+    said = "No GPU on this machine: one change at a time on the CPU, each run against the one before."
+    expect(main.get_by_text(said)).to_be_visible()
+    expect(page.get_by_role("heading", name="TensorFlow: plain fit → multi-step loop → XLA, live"))\
         .to_be_visible()  # fmt: skip
     # Three of the demo's epochs: two steady ones make the headline every check below reads, in half the training
     # (the suite's longest test; bench/first_run.py and bench/headline_stability.py press the whole demo).
@@ -160,7 +160,7 @@ def test_on_stage_the_status_headline_and_charts_fit_1280x720_move_early_and_sta
     expect(watcher.get_by_text("Another page's runs, with their settings: MLP (128 hidden units), Fashion-MNIST "
                                f"(30,000 training images), {RUN_EPOCHS} epochs")).to_be_visible(timeout=20_000)  # fmt: skip
     expect(watcher.get_by_role("spinbutton", name="Epochs")).to_have_value("10", timeout=20_000)
-    expect(watcher.get_by_role("heading", name="TensorFlow: plain fit vs multi-step loop on the CPU, live"))\
+    expect(watcher.get_by_role("heading", name="TensorFlow: plain fit → multi-step loop → XLA, live"))\
         .to_be_visible()  # fmt: skip
     watcher.close()
     where = {s: top(page, s) for s in (STATUS, HEADLINE, CHARTS)}
@@ -255,7 +255,7 @@ def reload_keeps_the_result_and_an_empty_view_points_at_it(page: Page, browser, 
     page.set_viewport_size(SIZES["720p"])
     view(page, "Train")
     wait_until_idle(page)
-    expect(page).to_have_url(re.compile(r"[?&]runs=[0-9a-f]{8}-1%2C[0-9a-f]{8}-2(&|$)"), timeout=10_000)
+    expect(page).to_have_url(re.compile(r"[?&]runs=([0-9a-f]{8})-1%2C\1-2%2C\1-3(&|$)"), timeout=10_000)
     headline = page.locator(HEADLINE).inner_text()
     page.reload()
     expect(status(page)).to_contain_text("From the history", timeout=60_000)
@@ -285,7 +285,7 @@ def test_a_prepared_link_sets_the_page_a_reload_keeps_it_and_a_bad_value_is_refu
     expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value("3")
     expect(page.get_by_role("spinbutton", name="Batch size")).to_have_value("50")
     expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
-    expect(page.get_by_role("heading", name="TensorFlow: plain fit vs multi-step loop on the CPU, live"))\
+    expect(page.get_by_role("heading", name="TensorFlow: plain fit → multi-step loop → XLA, live"))\
         .to_be_visible()  # fmt: skip
     # The address follows the settings (every one of them), so a reload keeps what a person changed since.
     page.get_by_role("spinbutton", name="Epochs").fill("4")

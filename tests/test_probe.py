@@ -87,13 +87,24 @@ def test_compare_modes_submit_the_same_config_twice_differing_only_in_device_or_
     cpu, gpu = device_modes.plan(SETTINGS, "cpu-vs-gpu", TWO_GPUS)
     assert (cpu.device, gpu.device) == ("cpu", "gpu:0")
     assert cpu.to_dict() | {"device": "gpu:0"} == gpu.to_dict()
-    plain, loop = device_modes.plan(SETTINGS, "fit:cpu", NO_GPU)
-    assert (plain.execution, loop.execution) == ("keras-fit", "multi-step-loop")
-    assert plain.to_dict() | {"execution": "multi-step-loop"} == loop.to_dict()
+    # On a CPU, one change at a time: plain fit, the loop, then XLA on the loop (auto would change two at once).
+    plain, loop, xla = device_modes.plan(SETTINGS, "fit:cpu", NO_GPU)
+    assert [(c.execution, c.xla) for c in (plain, loop, xla)] == [
+        ("keras-fit", "off"),
+        ("multi-step-loop", "off"),
+        ("multi-step-loop", "on"),
+    ]
+    assert (
+        plain.to_dict() | {"execution": "multi-step-loop"} == loop.to_dict()
+        and loop.to_dict() | {"xla": "on"} == xla.to_dict()
+    )
+    # On a GPU, auto is on for both: the two differ in the execution only.
+    fit, fast = device_modes.plan(SETTINGS, "fit:gpu:0", TWO_GPUS)
+    assert fit.to_dict() | {"execution": "multi-step-loop"} == fast.to_dict() and fit.xla == "auto"
     # The three-way comparison: plain fit (the baseline) first, then steps_per_execution, then the loop.
     three = device_modes.plan(SETTINGS, "executions:cpu", NO_GPU)
     assert [c.execution for c in three] == ["keras-fit", "keras-fit-spe", "multi-step-loop"]
-    assert all(c.to_dict() | {"execution": "keras-fit"} == plain.to_dict() for c in three)
+    assert all(c.to_dict() | {"execution": "keras-fit"} == three[0].to_dict() for c in three)
     keys = [m.key for m in device_modes.modes(TWO_GPUS)]
     assert keys == ["cpu", "gpu:0", "gpu:1", "cpu-vs-gpu", "fit:cpu", "executions:cpu", "fit:gpu:0", "executions:gpu:0"]
     assert device_modes.modes(TWO_GPUS)[2].label == "GPU:1 · NVIDIA L4"

@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from core import hardware_check, i18n
+from core import changes, hardware_check, i18n
 from core.axes import AXES, axis_of
 from core.engine import data as datasets
 from core.engine import models
@@ -69,6 +69,9 @@ _title: ContextVar = ContextVar("title_slot")
 
 
 # -- the title ---------------------------------------------------------------------------------
+FAIR = N_("Same model, data, seed and batches in every run; speed is samples per second after epoch 1 (it compiles).")
+
+
 def title_slot() -> None:
     """The entry's place for the title, first on the page: the view on screen fills it (title_ui)."""
     _title.set([st.container(), False])
@@ -79,7 +82,8 @@ def title_ui(text: str) -> None:
     slot = _title.get(None)
     if slot is None or slot[1]:
         return
-    slot[0].subheader(text, anchor=False)  # a subheader: on a 1280x720 projector the content gets the height
+    # A subheader: on a 1280x720 projector the content gets the height; what every comparison shares, beside it.
+    slot[0].subheader(text, anchor=False, help=_(FAIR))
     slot[1] = True
 
 
@@ -105,6 +109,10 @@ def what(configs: Sequence[dict], plain: bool = False) -> str:
         return ""
     if len(configs) == 1:
         return _place(configs[0]["device"])
+    if changes.chained(list(configs)) and len({c["device"] for c in configs}) == 1:
+        return _("{names} on {device}").format(
+            names=" → ".join(_steps(list(configs), plain)), device=_place(configs[0]["device"])
+        )
     axis = axis_of(list(configs))
     field = AXES[axis].field if axis else "device"
     names = list(dict.fromkeys(_words(field, c.get(field), plain) for c in configs))
@@ -119,6 +127,8 @@ def title(configs: Sequence[dict]) -> str:
         return _(DASHBOARD)
     if len(configs) == 1:
         return _("TensorFlow training on {what}, live").format(what=what(configs))
+    if changes.chained(list(configs)):  # one line at 1280x720: the steps, and the device in the sentence below
+        return _("TensorFlow: {steps}, live").format(steps=" → ".join(_steps(list(configs), plain=False)))
     return _("TensorFlow: {what}, live").format(what=what(configs))  # one line at 1280x720 with the sidebar open
 
 
@@ -141,6 +151,8 @@ def sentence(configs: Sequence[dict], hw: hardware_check.Hardware) -> str:
         return lead + _("one run on {device}; pick a comparison under Device.").format(
             device=_place(configs[0]["device"])
         )
+    if changes.chained(list(configs)) and len(devices) == 1:
+        return lead + chain_words(list(configs))
     axis = axis_of(list(configs))
     field = AXES[axis].field if axis else "device"
     names = [_words(field, c.get(field), plain=True) for c in configs]
@@ -154,6 +166,28 @@ def sentence(configs: Sequence[dict], hw: hardware_check.Hardware) -> str:
         _("comparing {listed}, both on {device}.") if len(configs) == 2 else _("comparing {listed}, all on {device}.")
     )
     return lead + said.format(listed=listed, device=place)
+
+
+def chain_words(configs: list[dict]) -> str:
+    """'one change at a time on the CPU, each run against the one before.' (the title names the changes)."""
+    return _("one change at a time on {device}, each run against the one before.").format(
+        device=_place(configs[0]["device"])
+    )
+
+
+def _steps(configs: list[dict], plain: bool) -> list[str]:
+    """A chain's first execution, then each change: 'plain fit', 'multi-step loop', 'XLA'."""
+    said = [_words("execution", configs[0].get("execution"), plain)]
+    for before, config in zip(configs, configs[1:], strict=False):
+        (field,) = changes.differences(before, config)
+        said.append(_words(field, config.get(field), plain) if field == "execution" else _setting(field, config))
+    return said
+
+
+def _setting(field: str, config: dict) -> str:
+    if field == "xla":
+        return "XLA" if config.get("xla") == "on" else _("no XLA")
+    return f"{field} {config.get(field)}"
 
 
 def check_failed(message: str) -> str:

@@ -14,10 +14,11 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from core import axes, compare
+from core import axes, changes, compare
+from core import busy as core_busy
 from core.i18n import N_, _
 from core.results import RunResult
-from ui import chart_aids, charts, compared, drawn, layout, learned, tables, words
+from ui import chart_aids, charts, compared, drawn, layout, learned, ratios, tables, words
 
 X_AXES = {"clock": N_("Training seconds (the race)"), "epoch": N_("Epoch")}
 MEASURED = N_(
@@ -26,6 +27,9 @@ MEASURED = N_(
     "range is a 90% bootstrap interval over those epochs' calls ({calls}), from these runs only: how much a busy or "
     "shared machine moves it between presses is not in it (press Run again to see)."
 )
+# Beside the headline: what its range covers (asv and benchstat judge a difference over repeated presses).
+COVERS = N_("The range covers this press's steady epochs and calls, not presses: another press may land outside it.")
+BUSY_MARK = N_("Busy machine:")
 CALLS = N_("{label}: {n:,} calls of {low:.3f}-{high:.3f} s")
 
 
@@ -50,10 +54,13 @@ MEASURED_HELP = N_(
 
 
 def pair_of(results: list[RunResult]) -> tuple[int, int] | None:
-    """(baseline, other) indexes of two runs, the slower baseline first, so the headline reads 'N× faster'."""
-    if len(results) != 2 or not all(r.epochs for r in results):
+    """(baseline, other) indexes of two runs, the slower baseline first, so the headline reads 'N× faster'; of a
+    chain of changes (core.changes), its first and last run (the table under the charts shows each change)."""
+    if not all(r.epochs for r in results):
         return None
-    return compare.slower_first(results)
+    if changes.is_chain(results):
+        return (0, len(results) - 1) if compare.speedup(results[0], results[-1]) else None
+    return compare.slower_first(results) if len(results) == 2 else None
 
 
 def controls_ui(results: list[RunResult]) -> tuple[str, float | None]:
@@ -138,8 +145,10 @@ def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, in
     """The speedup with its spread and count (what it measures: MEASURED, under the charts); by_value: name the
     axis' values, not the runs. While two runs have no speedup yet, says when it comes. Returns the sentence."""
     if pair is None:
-        if len(results) == 2 and any(r.status in ("queued", "running") for r in results):  # live runs, not stored ones
+        compared_ = len(results) == 2 or changes.is_chain(results)
+        if compared_ and any(r.status in ("queued", "running") for r in results):  # live runs, not stored ones
             st.markdown(f"#### :gray[{_(WAITING)}]")
+            st.caption(_(COVERS))  # the line the said headline has under it: nothing moves when it comes
         elif len(results) == 2 and all(r.epochs for r in results):
             st.caption(_(compare.NEEDS))
         return ""
@@ -151,25 +160,18 @@ def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, in
         names, where = axes.value_names(configs) or (labels, "")
     sentence = compare.speedup_sentence(results[base], results[other], names[base] + where, names[other])
     st.markdown(f"#### {words.plain(sentence)}")
+    busy = core_busy.busy_sentence(results)  # measured: the rest of the machine's CPU time during the steady epochs
+    st.caption(_(COVERS) if busy is None else f":orange[**{_(BUSY_MARK)}**] {words.plain(busy)}")
     return sentence
-
-
-def ratios_ui(results: list[RunResult], labels: list[str]) -> None:
-    """More than two runs along one axis: each value's steady samples/s and its speedup over the first value."""
-    if len(results) <= 2 or not all(r.epochs for r in results):
-        return
-    names, where = axes.value_names([r.config for r in results]) or (labels, "")
-    head = _("| Value{where} | Samples / s | Speedup vs {first} |").format(where=where, first=names[0])
-    rows = [head, "|---|---|---|"]
-    for name, (rate, ratio) in zip(names, compare.ratio_rows(results), strict=True):
-        rows.append(f"| {words.plain(name)} | {rate} | {ratio} |")
-    st.markdown("\n".join(rows))
 
 
 def xla_words(result: RunResult) -> str:
     """'on' or 'off': the jit_compile the run used, as recorded (the table's dash for a run that did not record it)."""
     jit = result.device.get("jit_compile")
-    return tables.MISSING if jit is None else (_("on") if jit else _("off"))
+    if jit is None:
+        return tables.MISSING
+    said = _("on") if jit else _("off")
+    return _("{state} (auto)").format(state=said) if result.config.get("xla", "auto") == "auto" else said
 
 
 def mirrored(result: RunResult) -> str:
@@ -272,6 +274,6 @@ def below_ui(results: list[RunResult], labels: list[str], target: float | None, 
     if sentence:
         st.caption(words.plain(_(MEASURED).format(calls=calls_words(results, labels))), help=_(MEASURED_HELP))
     compared.terms_ui(" ".join([sentence, *labels]))
-    ratios_ui(results, labels)
+    ratios.ratios_ui(results, labels)
     numbers_ui(results, labels, target)
     learned.learned_ui(results, labels)

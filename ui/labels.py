@@ -43,7 +43,10 @@ def distinct_labels(bases: Sequence[str], configs: Sequence[dict]) -> list[str]:
     out = []
     for base, config in zip(bases, configs, strict=True):
         alike = [c for b, c in zip(bases, configs, strict=True) if b == base]
-        words = [SETTING_WORDS[k](config.get(k)) for k in SETTING_WORDS if len({str(c.get(k)) for c in alike}) > 1]
+        differ = [k for k in SETTING_WORDS if len({str(c.get(k)) for c in alike}) > 1]
+        if "jit_compile" in differ and "xla" in differ:  # what ran says it ('XLA'), not what chose it
+            differ.remove("xla")
+        words = [SETTING_WORDS[k](config.get(k)) for k in differ]
         words = [w for w in words if w]  # jit_compile says nothing where off
         out.append(f"{base} ({', '.join(words)})" if words else base)
     return out

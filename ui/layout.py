@@ -6,8 +6,9 @@
   this sizes from the window's height), so they grow at 1080p; not in a chart's full-screen view (the page is
   then locked from scrolling), which fills the screen.
 - The status line and the headline keep their height when their words change (a run ending, the headline
-  arriving), so nothing below them moves; the headline's place holds three lines of its font, as long as the
-  speedup's sentence with its spread and count runs at 1280x720 with the sidebar open.
+  arriving), so nothing below them moves; the headline's place holds two lines of its font (the speedup's sentence
+  with its spread and count, at 1280x720 with the sidebar open) and the line under it: what the range covers, or
+  that the machine was busy.
 - Streamlit's header "Stop" hidden: it stops only the script, so the page froze at "2 of 30 epochs" while
   training went on. The Stop next to Run stops the run itself. The "running" indicator stays.
 - Buttons (downloads) and code wrap their text instead of cutting it.
@@ -30,10 +31,11 @@ CSS = """
 [data-testid="stMainBlockContainer"] { padding-top: 2.8rem; padding-bottom: 2rem; }
 [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
 body:not([style*="overflow: hidden"]) .st-key-run_charts [data-testid="stVegaLiteChart"] {
-  height: clamp(260px, calc(100vh - 400px), 640px) !important;
+  height: clamp(260px, calc(100vh - 390px), 640px) !important;
 }
-.st-key-headline:has(h4) { min-height: 4.6rem; justify-content: center; }
+.st-key-headline:has(h4) { min-height: 5.2rem; justify-content: center; }
 .st-key-headline h4 { padding: 0; font-size: 1.2rem; line-height: 1.25; }
+.st-key-headline [data-testid="stMarkdownContainer"]:has(h4) { margin-bottom: 0; }
 .st-key-train_status, .st-key-sweep_status { min-height: 3.25rem; justify-content: center; }
 [data-testid="stStatusWidget"] button { display: none; }
 [data-testid="stBaseButton-secondary"] p, [data-testid="stDownloadButton"] p { white-space: normal; }

@@ -89,7 +89,7 @@ def trace_chart(whys: Sequence[why.Why], runs: Sequence[str]):
         alt.Chart(frame)
         .mark_bar()
         .encode(
-            x=alt.X("sum(us):Q", title=_("µs per step"), stack="zero"),
+            x=alt.X("sum(us):Q", title=_("µs per step"), stack="zero", axis=alt.Axis(labelFlush=True, tickCount=4)),
             y=y,
             color=colour,
             order=alt.Order("order:Q"),

@@ -10,7 +10,7 @@ import argparse
 import uuid
 from pathlib import Path
 
-from core import compare
+from core import busy, compare
 from core.axes import AXES, Comparison
 from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, stop_on_ctrl_c, write_json
 from core.cli.train import add_train_flags, config_from_args, epoch_printer, ready
@@ -26,6 +26,9 @@ def ratio_lines(results, names: list[str]) -> list[str]:
     for name, (rate, ratio) in zip(names, compare.ratio_rows(results), strict=True):
         lines.append(f"{name:<24} {rate:>12} {ratio:>26}")
     lines.append("speedup: steady-state training samples per second (epochs 2+) over the first value's; 90% interval")
+    lines.append("the interval covers this comparison's steady epochs and calls, not repeated comparisons")
+    if (said := busy.busy_sentence(results)) is not None:
+        lines.append(said)
     if (target := compare.default_target(results)) is not None:  # the page's default for these runs
         times = [compare.time_to_accuracy(r, target) for r in results]
         said = ", ".join(

@@ -12,7 +12,7 @@ from core import compare, crossover
 from core.compare import elapsed_seconds
 from core.config import canonical_execution
 from core.i18n import _
-from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepPoint, SweepResult
+from core.results import SWEEP_KIND, RunResult, SweepPoint, SweepResult
 from core.results.run import EPOCH_COLUMNS
 
 
