@@ -43,11 +43,11 @@ def test_a_precision_comparison_runs_one_series_per_value_and_the_sentence_names
     words = headline.replace("\\_", "_")
     assert {"float32", "mixed_bfloat16"} <= set(words.replace(" ", "|").split("|")) and " on CPU (" in words, words
     assert "faster than" in words and "CPU (float32)" not in words
-    # The numbers say the XLA each run used, as recorded: on, as xla auto means for the multi-step loop of a
+    # The numbers say the XLA each run used, as recorded, and that auto chose it: on for the multi-step loop of a
     # dense model on a CPU.
     (table,) = [m.value for m in train.markdown if m.value.startswith("| | ")]
     (xla,) = [row for row in table.splitlines() if row.startswith("| XLA (`jit_compile`) |")]
-    assert [c.strip() for c in xla.strip("|").split("|")][1:] == ["on", "on"]
+    assert [c.strip() for c in xla.strip("|").split("|")][1:] == ["on (auto)", "on (auto)"]
 
 
 @pytest.mark.parametrize(

@@ -68,3 +68,10 @@ def test_each_term_the_headline_uses_gets_one_note():
     assert [t for t, _ in compared.terms(words)] == ["Warm-up", "Step", "Plain fit", "Multi-step loop", "XLA", "Calls"]
     assert [t for t, _ in compared.terms("1.3× more samples/s per step")] == ["Step", "Samples/s"]
     assert all("\n" not in note and note.endswith(".") for _, (_, note) in compared.TERMS.items())
+
+
+def test_a_share_of_peak_is_said_to_two_significant_figures():
+    from ui.tables import share_words
+
+    # The peak is measured to no better than that: 79.52% read as if it were known to four figures.
+    assert [share_words(s) for s in (0.7952, 0.0431, 0.00523, 1.234)] == ["80%", "4.3%", "0.52%", "123%"]

@@ -202,7 +202,7 @@ def _column(result: RunResult, target: float | None) -> dict[str, str]:
         _("Warm-up cost"): f"{warm:+.2f} s" if warm is not None else tables.MISSING,
         _("Samples / s"): f"{rate:,.0f}" if rate else tables.MISSING,
         "GFLOP/s": f"{gflops:,.1f}" if gflops else tables.MISSING,
-        _("Share of peak"): f"{share:.2%}" if share else tables.MISSING,
+        _("Share of peak"): tables.share_words(share) if share else tables.MISSING,
         _("Variables on"): result.device.get("variables_on") or "?",
         _("XLA (`jit_compile`)"): xla_words(result),
         "MirroredStrategy": mirrored(result),

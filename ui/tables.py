@@ -5,6 +5,7 @@ Pure functions of what the store holds (no streamlit, no TensorFlow), tested on 
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 
@@ -17,6 +18,14 @@ from core.results import RunResult, SweepPoint
 from ui.words import execution_words, short_time
 
 MISSING = "—"  # a table's empty cell (a run stopped before its first epoch has no accuracy), in every language
+
+
+def share_words(share: float) -> str:
+    """A share of peak to two significant figures ('80%', '4.3%', '0.52%'): the peak it divides by is itself
+    measured to no better than that."""
+    percent = share * 100
+    digits = max(0, 1 - math.floor(math.log10(percent))) if percent > 0 else 0
+    return f"{percent:.{digits}f}%"
 
 
 def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
