@@ -113,7 +113,9 @@ def trace_chart(whys: Sequence[why.Why], runs: Sequence[str]):
         )
     )
     subtitle = _("profiler, on a copy; greys: gaps; | the run's timer")
-    return charts._style(alt.layer(bars, tick), _("Where a step goes (traced)"), subtitle)
+    styled = charts._style(alt.layer(bars, tick), _("Where a step goes (traced)"), subtitle)
+    # Room at the right for the last tick's label: centred on a tick near the domain's end it passed the edge (CI).
+    return styled.properties(padding={"left": 5, "top": 5, "bottom": 5, "right": 24})
 
 
 def sentences_ui(explained: Sequence[tuple], not_measured: Callable, limits_note: Callable) -> None:
