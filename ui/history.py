@@ -15,7 +15,7 @@ from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
 from core.history.store import Store, StoreError
 from core.i18n import _, ngettext
-from ui import access, comparison, drawn, groups, kept, layout, salvage, tables, watcher, words
+from ui import access, comparison, drawn, groups, kept, layout, salvage, tables, tensorboard_log, watcher, words
 from ui.resources import get_store
 
 PICK = {"history_pick": []}  # kept across views: the runs picked to overlay
@@ -179,6 +179,7 @@ def actions_ui(store: Store, picked: list[HistoryRow]) -> None:
     # the next rerun replaced it before a slow browser had fetched it ("Download Button source error - 404").
     json_label = ngettext("Download run · JSON", "Download {n} runs · JSON", n).format(n=n)
     left.download_button(json_label, lambda: data, name, mime, key="history_json", on_click="ignore")
+    tensorboard_log.tensorboard_ui(left, store, ids)
     csv_label = ngettext("Download run · CSV", "Download {n} runs · CSV", n).format(n=n)
     middle.download_button(csv_label, lambda: csv, "epochs.csv", "text/csv", key="history_csv", on_click="ignore")
     traced = {f"run-{p.run_id}": (p.host or "host", found) for p in picked if (found := store.trace(p.run_id))}

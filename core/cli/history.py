@@ -110,7 +110,15 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Print one run or sweep as JSON (the train/sweep --json format), or its epochs or points as CSV."""
+    """Print one run or sweep as JSON (the train/sweep --json format), or its epochs or points as CSV; or write runs
+    as a TensorBoard log directory (--tensorboard)."""
+    if args.tensorboard:
+        from core.cli.tensorboard import export_tensorboard
+
+        return export_tensorboard(args)
+    if len(args.run_id) > 1:
+        return fail("export prints one RUN_ID (several go with --tensorboard DIR).", EXIT_USAGE)
+    args.run_id = args.run_id[0] if args.run_id else None
     if args.all == bool(args.run_id):
         return fail("export takes a RUN_ID or --all, not both or neither.", EXIT_USAGE)
     if args.all:
@@ -228,10 +236,12 @@ def _history_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _export_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run_id", metavar="RUN_ID", nargs="?")
+    p.add_argument("run_id", metavar="RUN_ID", nargs="*")
     p.add_argument("--csv", action="store_true", help="a run's epochs or a sweep's points as CSV instead of JSON")
     p.add_argument("--all", action="store_true", help="every readable run and sweep, one JSON file per line")
     p.add_argument("--out", metavar="FILE", help="with --all: write to FILE instead of the screen")
+    said = "write the RUN_IDs (none: every run) as a TensorBoard log directory in DIR (tensorboard --logdir DIR)"
+    p.add_argument("--tensorboard", metavar="DIR", help=said)
     db_flag(p)
 
 

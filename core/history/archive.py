@@ -13,6 +13,7 @@ import io
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from core.history.limits import MAX_FILE_BYTES, SIZE_WORDS, printable
 from core.i18n import _
@@ -42,6 +43,15 @@ def zip_files(files: dict[str, str]) -> bytes:
         for name, text in files.items():
             archive.writestr(name, text)
     return out.getvalue()
+
+
+def zip_folder(folder: Path) -> bytes:
+    """A .zip of everything under `folder`, inside one folder of its name (a log directory, to unzip and open)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            z.write(path, f"{folder.name}/{path.relative_to(folder).as_posix()}")
+    return buffer.getvalue()
 
 
 def zip_members(data: bytes) -> Iterator[Member]:
