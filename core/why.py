@@ -12,7 +12,9 @@ only after they are measured):
 - The floors: the layers' products timed alone at the model's shapes, the step's bytes at the measured bandwidth and
   its FLOPs at the square matmul's peak, each measured alone: the least a step could take, not slices of it.
 
-A run is "X-bound" only where the trace says X is at least HALF of the step. No TensorFlow here.
+A run is "X-bound" only where the trace says X is at least HALF of the step, and where the window is cut in slices
+(core.engine.trace.SLICES), only where the 90% bootstrap interval of X's share over them stays at HALF or above: a
+share near half that the slices put on either side is "no single bound". No TensorFlow here.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 
 from core import compare
 from core.i18n import N_
+from core.results.measurements import GAPS, OPS
 from core.roofline import positive
 
 HALF = 0.5
@@ -29,6 +32,7 @@ HELPS = 1.15  # a larger batch "helps" from this gain in samples/s on
 HOLDS = (0.75, 1 / 0.75)  # the timed third step over the line's prediction, where the line holds
 FACTOR = 4  # a larger batch the line predicts, where none larger was timed
 BOUNDS = ("overhead", "compute", "memory")
+MIN_SLICES = 3  # fewer slices of the window than these give no interval: the share alone decides
 
 
 def _paces(epoch) -> list[float]:
@@ -156,23 +160,61 @@ class Why:
         t = self.trace
         if t is None or t.step_seconds <= 0:
             return {}
-        ops = sum(t.ops.values())
-        return {
-            "overhead": sum(t.gaps.values()) / t.step_seconds,
-            "compute": t.ops.get("matmul", 0.0) / t.step_seconds,
-            "memory": (ops - t.ops.get("matmul", 0.0)) / t.step_seconds,
-        }
+        return _by_bound(t.ops, t.gaps, t.step_seconds)
+
+    def slice_shares(self) -> list[dict[str, float]]:
+        """Each slice of the traced window (equal times) by BOUNDS; none for a trace recorded without slices."""
+        slices = getattr(self.trace, "slices", ()) or ()
+        found = []
+        for piece in slices:
+            total = sum(piece.values())
+            if total > 0:
+                found.append(
+                    _by_bound({k: piece.get(k, 0.0) for k in OPS}, {k: piece.get(k, 0.0) for k in GAPS}, total)
+                )
+        return found
+
+    def share_interval(self, name: str) -> tuple[float, float] | None:
+        """The 90% percentile-bootstrap interval (core.compare's, seeded) of the mean of `name`'s share over the
+        window's slices; None under MIN_SLICES. Slices are equal times, so their mean is the window's share."""
+        import numpy as np
+
+        shares = np.asarray([s[name] for s in self.slice_shares()])
+        if len(shares) < MIN_SLICES:
+            return None
+        picks = np.random.default_rng(0).integers(0, len(shares), size=(compare.BOOTSTRAP_RESAMPLES, len(shares)))
+        tail = (1 - compare.INTERVAL) / 2
+        low, high = np.quantile(shares[picks].mean(axis=1), [tail, 1 - tail])
+        return float(low), float(high)
+
+    @property
+    def leading(self) -> str | None:
+        """The part that takes at least HALF of the traced step, whether or not its slices bear that out."""
+        found = [name for name, share in self.shares().items() if share >= HALF]
+        return found[0] if found else None
 
     @property
     def bound(self) -> str | None:
-        """'overhead', 'compute' or 'memory' where the trace puts at least HALF of the step there, else None."""
-        found = [name for name, share in self.shares().items() if share >= HALF]
-        return found[0] if found else None
+        """'overhead', 'compute' or 'memory' where the trace puts at least HALF of the step there and, where it has
+        slices, the interval of that share over them stays at HALF or above; else None."""
+        name = self.leading
+        interval = self.share_interval(name) if name else None
+        return name if name and (interval is None or interval[0] >= HALF) else None
 
     @property
     def trace_vs_timer(self) -> float | None:
         """The trace's step over the run's own timed step: the independent check of the trace's reading."""
         return self.trace.step_seconds / self.timer if self.trace and self.timer else None
+
+
+def _by_bound(ops: dict[str, float], gaps: dict[str, float], total: float) -> dict[str, float]:
+    """Seconds by OPS and GAPS as shares of `total` by BOUNDS: the gaps, the products, the other ops."""
+    matmul = ops.get("matmul", 0.0)
+    return {
+        "overhead": sum(gaps.values()) / total,
+        "compute": matmul / total,
+        "memory": (sum(ops.values()) - matmul) / total,
+    }
 
 
 def explain(result) -> Why | None:

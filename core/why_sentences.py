@@ -3,6 +3,7 @@ check against the run's own timer, the bound, the line and its prediction, the f
 
 from __future__ import annotations
 
+from core.compare import INTERVAL
 from core.i18n import N_, _
 from core.roofline import si
 from core.why import FACTOR, GAPS_WORDS, HELPS, OPS_WORDS, Why, duration
@@ -31,8 +32,31 @@ def trace_check(w: Why) -> str | None:
     )
 
 
+BOUND_WORDS = {"overhead": N_("the time between ops"), "compute": N_("the products"), "memory": N_("the other ops")}
+
+
 def bound_sentence(w: Why) -> str | None:
-    """'compute-bound: ...' only where the trace puts at least half of the step there; else the leading parts."""
+    """'compute-bound: ...' only where the trace puts at least half of the step there and its slices bear it out;
+    else the leading parts, and why a half was not enough."""
+    said = _bound_words(w)
+    if said is None:
+        return None
+    name = w.leading
+    interval = w.share_interval(name) if name else None
+    if interval is None:
+        return said
+    words = _("Over the traced window's {n} slices, the {level:.0%} interval of that share is {low:.0%}-{high:.0%}.")
+    if w.bound is None:
+        words = _(
+            "{part}: over half of the traced step, but over the traced window's {n} slices the {level:.0%} interval of "
+            "that share is {low:.0%}-{high:.0%}: not a bound this window bears out."
+        )
+    part = _(BOUND_WORDS[name]).capitalize()
+    shown = {"part": part, "n": len(w.slice_shares()), "level": INTERVAL, "low": interval[0], "high": interval[1]}
+    return said + " " + words.format(**shown)
+
+
+def _bound_words(w: Why) -> str | None:
     shares = w.shares()
     if not shares:
         return None

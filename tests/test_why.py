@@ -103,6 +103,32 @@ def test_the_bound_is_named_only_where_the_trace_puts_half_the_step():
     assert "the run's own timer says 200 µs (0.98×)" in check and "Tracing made the copy's step +11%" in check
 
 
+def test_a_share_over_half_is_a_bound_only_where_the_window_s_slices_bear_it_out():
+    gaps = {"runtime": 30e-6, "dispatch": 10e-6, "python": 5e-6}
+    whole = trace({"matmul": 110e-6, "input": 40e-6}, gaps)  # the products: 56% of the traced step
+
+    def sliced(matmul_shares: list[float]) -> why.Why:
+        # Ten equal slices: the products take each share, the rest of each slice split as in the whole window.
+        pieces = tuple({"matmul": m, "input": (1 - m) * 40 / 85, "runtime": (1 - m) * 45 / 85} for m in matmul_shares)
+        return why.explain(run(0.2e-3, Measurements(trace=replace(whole, slices=pieces))))
+
+    steady = sliced([0.54, 0.57, 0.55, 0.58, 0.56, 0.55, 0.57, 0.56, 0.54, 0.58])
+    low, high = steady.share_interval("compute")
+    assert steady.bound == "compute" and 0.5 <= low < 0.56 < high < 0.58
+    said = why_sentences.bound_sentence(steady)
+    assert said.startswith("compute-bound: 56%") and f"10 slices, the 90% interval of that share is {low:.0%}-" in said
+    # The same 56% over the window, from slices at 30% and 80%: over half, but not a bound the window bears out.
+    swinging = sliced([0.3, 0.8, 0.35, 0.75, 0.32, 0.78, 0.4, 0.7, 0.36, 0.84])
+    assert swinging.shares()["compute"] == pytest.approx(0.56, abs=0.01) and swinging.leading == "compute"
+    assert swinging.bound is None and swinging.share_interval("compute")[0] < 0.5
+    said = why_sentences.bound_sentence(swinging)
+    assert said.startswith("No single bound: of the traced step, the products take 56%")
+    assert "The products: over half of the traced step, but over the traced window's 10 slices" in said
+    assert why_sentences.advice(swinging) is None or "multiplies faster" not in why_sentences.advice(swinging)
+    # Without slices (a file from before them), the share alone decides, as it did.
+    assert why.explain(run(0.2e-3, Measurements(trace=whole))).bound == "compute"
+
+
 def test_the_floors_are_each_measured_alone_and_not_parts_of_the_step():
     limits = Limits(peak_gflops=100.0, bandwidth_gbs=20.0)
     w = why.explain(
@@ -161,6 +187,10 @@ def test_a_real_trace_splits_the_step_and_is_checked_against_the_run_s_own_timer
     t = w.trace
     # Read from the trace: the products, the loss's and the optimizer's ops, the batch's gathers, and gaps.
     assert t.steps >= 20 and t.ops["matmul"] > 0 and t.ops["loss"] > 0 and t.ops["input"] > 0
+    # The window cut in ten equal times: they partition it, as the parts partition the step.
+    assert len(t.slices) == 10 and len(w.slice_shares()) == 10
+    window = t.step_seconds * t.steps
+    assert sum(sum(piece.values()) for piece in t.slices) == pytest.approx(window, rel=1e-6)
     assert t.ops["optimizer"] > 0 and sum(t.gaps.values()) > 0
     assert sum(t.ops.values()) + sum(t.gaps.values()) == pytest.approx(t.step_seconds, rel=1e-6)
     # The trace's clock against the host's, on the same window: two clocks, one window.

@@ -15,6 +15,7 @@ import gzip
 import tempfile
 import time
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 
 from core.config import TRAIN_SIZES
@@ -28,6 +29,7 @@ from core.results.measurements import TraceSummary
 # A window lasts at least WINDOW_SECONDS and MIN_STEPS steps after its first call, whole calls, at most MAX_STEPS.
 WINDOW_SECONDS, MIN_STEPS, MAX_STEPS = 0.03, 20, 200  # 200 of the tutorial's steps: a 1 MB trace
 WINDOW_BATCHES = 200  # the copy's data, where the run's calls are short
+SLICES = 10  # the window cut in equal times (at most one a step): how much its parts vary within it (core.why)
 
 
 class _Window:
@@ -124,12 +126,14 @@ def trace(config, data, jit_compile: bool, run_execution) -> tuple[TraceSummary,
         gpu=summary["gpu"],
         cost_seconds=cost,
         file_bytes=len(raw),
+        slices=summary["slices"],
     )
     return found, gzip.compress(raw, mtime=0)
 
 
 def read(raw: bytes, steps: int) -> dict | None:
-    """The window's seconds per step from an XSpace's bytes: 'step' (first MARK to last), each of OPS and GAPS."""
+    """The window's seconds per step from an XSpace's bytes: 'step' (first MARK to last), each of OPS and GAPS, and
+    'slices': the window cut in SLICES equal times, each one's seconds by OPS and GAPS."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
     space = xplane_pb2.XSpace()
@@ -138,7 +142,11 @@ def read(raw: bytes, steps: int) -> dict | None:
     if len(marks) < 2 or steps <= 0:
         return None
     parts = xspace.split(ops, host, marks[0], marks[-1])
-    return {"step": (marks[-1] - marks[0]) / 1e12 / steps, **{k: v / steps for k, v in parts.items()}, "gpu": gpu}
+    n = min(SLICES, steps)
+    edges = [marks[0] + (marks[-1] - marks[0]) * i // n for i in range(n + 1)]
+    slices = tuple(xspace.split(ops, host, a, b) for a, b in pairwise(edges))
+    per_step = {k: v / steps for k, v in parts.items()}
+    return {"step": (marks[-1] - marks[0]) / 1e12 / steps, **per_step, "gpu": gpu, "slices": slices}
 
 
 def trace_or_said(

@@ -20,6 +20,7 @@ SHAPES = {
     r"a list of at most (?P<count>\d+) calls": N_("a list of at most {count} calls"),
     r"a list of at most (?P<count>\d+) numbers": N_("a list of at most {count} numbers"),
     r"a list of at most (?P<count>\d+) test-set rows": N_("a list of at most {count} test-set rows"),
+    r"a list of at most (?P<count>\d+) slices": N_("a list of at most {count} slices"),
     r"a list of at most (?P<count>\d+) labels from 0 to 9": N_("a list of at most {count} labels from 0 to 9"),
     r"a short value or a list of at most (?P<count>\d+) short values": N_(
         "a short value or a list of at most {count} short values"

@@ -9,6 +9,7 @@ from core.results.measurements import GAPS, MEASUREMENTS_VERSION, OPS
 
 MAX_TRIES = 50  # a figure's tries: core.engine.peak takes 5, a round's rounds 5
 MAX_STEP_SECONDS = 1e4
+MAX_SLICES = 50  # core.engine.trace cuts a window in 10
 
 
 def nullable(schema: dict[str, Any]) -> dict[str, Any]:
@@ -55,6 +56,7 @@ TRACE = closed(
         "gpu": {"type": "boolean", "description": "true or false"},
         "cost_seconds": number(0, MAX_STEP_SECONDS),
         "file_bytes": whole(0),
+        "slices": list_of(seconds_by(OPS + GAPS), MAX_SLICES, f"a list of at most {MAX_SLICES} slices"),
     },
     required=("steps", "calls", "batch", "step_seconds", "timer_step_seconds", "untraced_step_seconds"),
 )

@@ -67,6 +67,7 @@ class TraceSummary:
     gpu: bool = False  # the ops were read from a GPU's planes (else the host's threads)
     cost_seconds: float = 0.0  # wall clock the whole tracing took: the copy, its windows, the profiler, the reading
     file_bytes: int = 0  # the XSpace file's size
+    slices: tuple[dict[str, float], ...] = ()  # the window cut in equal times, each slice's seconds by OPS and GAPS
 
 
 @dataclass(frozen=True)
