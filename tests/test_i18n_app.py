@@ -29,6 +29,7 @@ NAMES = {
     "mnist", "fashion-mnist", "tensorboard", "python", "linux", "mac", "apple", "metal", "nvidia", "cuda", "cudnn", "ray",
     "mirroredstrategy", "pluggabledevice", "dtype", "policy", "json", "csv", "zip", "vs", "auto", "on", "off",
     "bootstrap", "roofline", "gflop", "mflop", "flop", "flops", "mib", "mb", "gb", "ms", "µs", "english",
+    "hparams", "logdir",  # TensorBoard's plugin and its flag
     "epochs", "synthetic",  # model.fit's argument beside 轮次; the CLI's --dataset name
 }  # fmt: skip
 STRING_FIELDS = {"body", "label", "help", "placeholder", "options", "captions", "content", "text", "caption"}

@@ -102,8 +102,15 @@ def test_runs_of_one_server_use_its_figures_and_a_run_that_measures_otherwise_sa
         assert r.measured.limits.peak_source == "server" and 0 < r.measured.limits.own_peak_gflops < 5_000.0 * 0.8
     note = limits_note(first)
     assert note.startswith("its own measurement of the peak just before it, ") and "below the 5,000 GFLOP/s" in note
-    assert note.endswith("the machine was busier then.")
+    assert "5,000 GFLOP/s (its 3 tries: 4,900-5,100) this server" in note
+    assert note.endswith("the machine was busier then, so this run's share of peak reads low.")
     near = replace(
         first, measured=replace(first.measured, limits=replace(first.measured.limits, own_peak_gflops=4_500.0))
     )
-    assert limits_note(near) is None  # within 20%: nothing to say
+    assert limits_note(near) is None  # 10% off, within the floor: nothing to say
+    wide = replace(near.measured.limits, peak_tries=(3_000.0, 5_000.0, 7_000.0), own_peak_gflops=3_500.0)
+    assert limits_note(replace(near, measured=replace(near.measured, limits=wide))) is None  # within its spread
+    above = replace(near.measured.limits, own_peak_gflops=6_000.0)
+    assert limits_note(replace(near, measured=replace(near.measured, limits=above))).endswith(
+        "share of peak reads high."
+    )

@@ -174,29 +174,45 @@ def _unmeasured(result: RunResult) -> str:
     return _(" and ").join(name for name, value in names.items() if roofline.positive(value) is None)
 
 
-# A run's own quick measurement of the peak that departs from the shared figure by more than this is said.
-DEPARTS = 0.20
+# A run's own quick try of the peak is said where it departs from the shared figure by more than that figure's own
+# spread (its tries' range), and never for less than FLOOR of it (a figure of one try has no spread).
+FLOOR = 0.10
 PEAK_SOURCES = {"server": N_("server"), "process": N_("process")}  # who measured the peak a run used (peak_source)
 
 
+def departs(shared: float, own: float, tries) -> bool:
+    """Whether the run's own try lies further from the shared peak than the shared peak's tries spread."""
+    spread = max(tries) - min(tries) if len(tries) >= 2 else 0.0
+    return abs(own - shared) > max(spread, FLOOR * shared)
+
+
 def limits_note(result: RunResult) -> str | None:
-    """Where the run's own peak measurement departs from the figure it used by more than DEPARTS, one sentence."""
+    """Where the run's own peak measurement departs from the figure it used by more than that figure's spread, one
+    sentence that says which way and what it means."""
     found = roofline.limits(result)
     shared, own = roofline.positive(found.get("peak_gflops")), roofline.positive(found.get("own_peak_gflops"))
-    if not shared or not own or abs(own / shared - 1) <= DEPARTS:
+    tries = [t for t in found.get("peak_tries") or () if roofline.positive(t)]
+    if not shared or not own or not departs(shared, own, tries):
         return None
     if own < shared:
         said = _(
             "its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {off:.0%} below the "
-            "{shared:,.0f} GFLOP/s this {source} measured and every run here uses: the machine was busier then."
+            "{shared:,.0f} GFLOP/s ({spread}) this {source} measured and every run here uses: the machine was busier "
+            "then, so this run's share of peak reads low."
         )
     else:
         said = _(
             "its own measurement of the peak just before it, {own:,.0f} GFLOP/s, is {off:.0%} above the "
-            "{shared:,.0f} GFLOP/s this {source} measured and every run here uses: the machine was quieter then."
+            "{shared:,.0f} GFLOP/s ({spread}) this {source} measured and every run here uses: the machine was quieter "
+            "then, so this run's share of peak reads high."
         )
     source = _(PEAK_SOURCES.get(found.get("peak_source") or "", PEAK_SOURCES["process"]))  # in the page's language
-    return said.format(own=own, off=abs(own / shared - 1), shared=shared, source=source)
+    spread = (
+        _("its {n} tries: {low:,.0f}-{high:,.0f}").format(n=len(tries), low=min(tries), high=max(tries))
+        if len(tries) >= 2
+        else _("one try")
+    )
+    return said.format(own=own, off=abs(own / shared - 1), shared=shared, spread=spread, source=source)
 
 
 def _unzip(pairs) -> tuple[list, list]:
