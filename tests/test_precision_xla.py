@@ -38,7 +38,6 @@ def test_float16_trains_with_a_loss_scale_optimizer_and_no_global_policy():
     model = models.build("mlp", 32, "mixed_float16")
     optimizer = make_optimizer(config)
     assert isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
-    optimizer.build(model.trainable_variables)
     rng = np.random.default_rng(0)
     x, y = t.constant(rng.random((60, 28, 28), np.float32)), t.constant(rng.integers(0, 10, 60).astype(np.int32))
     before = [v.numpy().copy() for v in model.trainable_variables]
@@ -103,7 +102,6 @@ from core.engine.step import build_train_chunk
 x, y = tf.constant(np.random.rand(64, 4).astype(np.float32)), tf.constant(np.arange(64, dtype=np.int32) % 10)
 model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(10, activation="softmax")])
 optimizer = keras.optimizers.SGD(0.1)
-optimizer.build(model.trainable_variables)
 chunk = build_train_chunk(model, optimizer, x, y, 8, True)
 for start, count in [(0, 1), (1, 2), (0, 8), (3, 5)]:
     chunk(tf.range(64), tf.constant(start), tf.constant(count))[0].numpy()

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from core.engine import kernels
 from core.engine.job import Cancelled, StopCheck
 from core.engine.tf_setup import tf
 
@@ -24,6 +25,9 @@ TARGET_CALL_SECONDS = 0.2
 # short epoch still gives the speedup several steady-state measurements (core.compare.MIN_CALLS).
 MIN_CALL_SECONDS = 0.03
 
+# Hold each Dense kernel transposed while an XLA call trains it (core.engine.kernels); off only in bench/floor.py's row.
+TRANSPOSED_KERNELS = True
+
 # on_call(steps done in this run, time the call's results reached the host, loss sum so far, hits so far)
 CallCallback = Callable[[int, float, float, float], None]
 
@@ -32,13 +36,12 @@ def build_train_chunk(model, optimizer, x, y, batch: int, jit_compile: bool):
     """train_chunk(order, start, count) -> (loss sum, hits): `count` optimizer steps in one call.
 
     Step i trains on the rows of x, y listed in order[(start + i) * batch : (start + i + 1) * batch].
-    x, y and order should already be on the device; the optimizer built for the model's variables.
+    x, y and order should already be on the device; the optimizer is built here, unbuilt before, over the
+    variables the steps train (core.engine.kernels: each Dense kernel held transposed during a call).
     With jit_compile, XLA compiles the whole call: the loop, the batch gathers and every step in one
     program, so a step costs no op dispatch at all (Keras' steps_per_execution compiles only the step
     and keeps a graph loop around it). `start` and `count` are run-time values of the loop (a gather's
-    indices and a while loop's bound), so one compilation serves every call. On a 2-core CPU this
-    made the tutorial's softmax epoch about 1.6x faster than the graph loop without XLA and 2x faster
-    than a graph loop of XLA-compiled steps.
+    indices and a while loop's bound), so one compilation serves every call.
     """
     t = tf()
     import keras
@@ -46,15 +49,17 @@ def build_train_chunk(model, optimizer, x, y, batch: int, jit_compile: bool):
     loss_fn = keras.losses.sparse_categorical_crossentropy
     # mixed_float16: LossScaleOptimizer scales the loss before the gradients and unscales them in apply().
     scale = getattr(optimizer, "scale_loss", lambda loss: loss)
+    held = kernels.Held(model, jit_compile and TRANSPOSED_KERNELS)
+    optimizer.build(held.trained)
 
     def train_step(xb, yb):
         with t.GradientTape() as tape:
             # A mixed policy computes in float16 or bfloat16; the loss and accuracy are taken in float32, as Keras does.
-            probs = t.cast(model(xb, training=True), t.float32)
+            probs = t.cast(held.call(xb), t.float32)
             loss = t.reduce_mean(loss_fn(yb, probs))
             scaled = scale(loss)
-        grads = tape.gradient(scaled, model.trainable_variables)
-        optimizer.apply(grads, model.trainable_variables)
+        grads = tape.gradient(scaled, held.trained)
+        optimizer.apply(grads, held.trained)
         hits = t.equal(t.argmax(probs, axis=1, output_type=t.int32), yb)
         return loss, t.reduce_sum(t.cast(hits, t.float32))
 
@@ -67,12 +72,14 @@ def build_train_chunk(model, optimizer, x, y, batch: int, jit_compile: bool):
             loss, hits = train_step(t.gather(x, idx), t.gather(y, idx))
             return i + 1, loss_sum + loss, correct + hits
 
+        held.take()
         # A plain while_loop, not autograph's `for i in tf.range(count)`: that one hands XLA its trip
         # count as a compile-time constant, so every new call size would compile the program again
         # (tests/test_precision_xla.py counts the programs XLA compiles).
         _, loss_sum, correct = t.while_loop(
             lambda i, *_: i < count, body, (t.constant(0), t.constant(0.0), t.constant(0.0))
         )
+        held.give_back()
         return loss_sum, correct
 
     return train_chunk

@@ -82,7 +82,6 @@ def _measure_point(config: SweepConfig, name: str, tf_device: str, pool, batch: 
     result.devices[name]["variables_on"] = check_placement(model, tf_device)
     result.model.setdefault("parameters", int(model.count_params()))
     optimizer = for_precision(keras.optimizers.SGD(learning_rate=LEARNING_RATE), config.precision)
-    optimizer.build(model.trainable_variables)
     x, y = pool
     step = build_train_chunk(model, optimizer, x, y, batch, result.devices[name]["jit_compile"])
     max_chunk = max(1, min(MAX_STEPS, INDEX_BUDGET // batch))

@@ -26,7 +26,6 @@ class MultiStepLoop(Execution):
         import keras
 
         optimizer = make_optimizer(config)
-        optimizer.build(model.trainable_variables)
         # Copy the data to the device once; each step gathers its batch there.
         x, y = t.constant(data.x_train), t.constant(data.y_train)
         self._x_test, self._y_test = t.constant(data.x_test), t.constant(data.y_test)
