@@ -49,7 +49,7 @@ def build_train_chunk(model, optimizer, x, y, batch: int, jit_compile: bool):
     loss_fn = keras.losses.sparse_categorical_crossentropy
     # mixed_float16: LossScaleOptimizer scales the loss before the gradients and unscales them in apply().
     scale = getattr(optimizer, "scale_loss", lambda loss: loss)
-    held = kernels.Held(model, jit_compile and TRANSPOSED_KERNELS)
+    held = kernels.Held(model, jit_compile and TRANSPOSED_KERNELS and kernels.on_cpu(model))
     optimizer.build(held.trained)
 
     def train_step(xb, yb):
