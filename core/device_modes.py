@@ -83,8 +83,10 @@ def _fit_runs(device: str) -> tuple[dict[str, str], ...]:
 
 
 def _execution_runs(device: str) -> tuple[dict[str, str], ...]:
-    # Every execution mode, plain model.fit (the baseline) first, in core.config.EXECUTIONS' order.
-    return tuple({"device": device, "execution": name} for name in EXECUTIONS)
+    # Every execution mode, plain model.fit (the baseline) first, in core.config.EXECUTIONS' order. On a CPU auto
+    # turns XLA on for the loop alone, so XLA is off for all three there: they differ in the execution only.
+    xla = {} if split_device(device)[1].startswith("gpu") else {"xla": "off"}
+    return tuple({"device": device, "execution": name, **xla} for name in EXECUTIONS)
 
 
 def unavailable(mode: Mode, hardware: Hardware) -> str | None:

@@ -105,6 +105,8 @@ def test_compare_modes_submit_the_same_config_twice_differing_only_in_device_or_
     three = device_modes.plan(SETTINGS, "executions:cpu", NO_GPU)
     assert [c.execution for c in three] == ["keras-fit", "keras-fit-spe", "multi-step-loop"]
     assert all(c.to_dict() | {"execution": "keras-fit"} == three[0].to_dict() for c in three)
+    # XLA as each resolves it is the same too: off for all three on a CPU (auto would turn it on for the loop alone).
+    assert {c.xla for c in three} == {"off"}
     keys = [m.key for m in device_modes.modes(TWO_GPUS)]
     assert keys == ["cpu", "gpu:0", "gpu:1", "cpu-vs-gpu", "fit:cpu", "executions:cpu", "fit:gpu:0", "executions:gpu:0"]
     assert device_modes.modes(TWO_GPUS)[2].label == "GPU:1 · NVIDIA L4"
