@@ -8,7 +8,10 @@ when the runs ended (nothing should shift). Then, after the last press, at 1280x
 of the status line, of the charts and of the headline against the window's height (on screen: at most it),
 and the charts' height.
 
-    .venv/bin/python bench/stage_in_page.py [--presses 2]
+With --busy, a process keeps one core busy through the presses (bench/busy.py's hog), so the screenshots show the
+page's busy-machine warning.
+
+    .venv/bin/python bench/stage_in_page.py [--presses 2] [--busy]
 """
 
 from __future__ import annotations
@@ -48,7 +51,14 @@ def headline(page):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--presses", type=int, default=2)
+    parser.add_argument("--busy", action="store_true", help="one core kept busy by another process throughout")
     args = parser.parse_args()
+    if args.busy:
+        import multiprocessing
+
+        from bench.busy import hog
+
+        multiprocessing.Process(target=hog, daemon=True).start()  # ends with this process
 
     from playwright.sync_api import expect, sync_playwright
 
