@@ -8,6 +8,7 @@ sentence per unit (core.i18n translates it; the command line stays English).
 from __future__ import annotations
 
 from core.i18n import N_, _, ngettext
+from core.states import State
 
 PLURALS = {"epoch": "epochs", "point": "points"}
 # Per unit: (one, many) of a count, the item in progress (of a total, and without), and "stopped before/during the first".
@@ -49,13 +50,13 @@ def finished(unit: str, done: int, total: int | None) -> str:
 def state_words(state: str, unit: str, done: int, total: int | None, began: bool = False) -> str:
     """A job's state in a few words: 'next', 'epoch 3 of 10', 'done, 10 epochs', 'stopped after 3 of 10 epochs'.
     `began`: its first item had started (a stop then came during it, not before it)."""
-    if state == "queued":
+    if state == State.QUEUED:
         return _("next")
-    if state == "running":
+    if state == State.RUNNING:
         return in_progress(unit, done, total)
-    if state == "completed":
+    if state == State.COMPLETED:
         return _("done, {count}").format(count=plural(unit, done))
-    if state == "cancelled":
+    if state == State.CANCELLED:
         if done:
             return _("stopped after {count}").format(count=finished(unit, done, total))
         first = DURING_FIRST if began else BEFORE_FIRST
@@ -64,8 +65,8 @@ def state_words(state: str, unit: str, done: int, total: int | None, began: bool
 
 
 # A job's status as the page says it: "cancelled" is the file's word, "stopped" the page's (Stop, and state_words).
-STATUS_WORDS = {"cancelled": N_("stopped"), "completed": N_("completed"), "failed": N_("failed"),
-                "interrupted": N_("interrupted"), "running": N_("running"), "queued": N_("queued")}  # fmt: skip
+STATUS_WORDS = {State.CANCELLED: N_("stopped"), State.COMPLETED: N_("completed"), State.FAILED: N_("failed"),
+                State.INTERRUPTED: N_("interrupted"), State.RUNNING: N_("running"), State.QUEUED: N_("queued")}  # fmt: skip
 
 
 def status_words(status: str) -> str:

@@ -23,6 +23,7 @@ from core import compare
 from core.history import profiles
 from core.history.paths import StoreError
 from core.results import RunResult
+from core.states import State
 
 # Folder names: letters of any script, digits, '.', '_', '-' and '='; never a path's separator or '..'.
 UNSAFE = re.compile(r"[^\w.=-]+")
@@ -32,7 +33,11 @@ STEADY_RATE = "samples_per_second/steady"
 FINAL_ACCURACY = "accuracy/test"
 HPARAMS = ("device", "variables_on", "execution", "model", "batch_size", "learning_rate", "precision", "xla")
 METRICS = ((FINAL_ACCURACY, "test accuracy (final)"), (STEADY_RATE, "samples / s (steady)"))
-STATUS = {"completed": 1, "failed": 2, "running": 3}  # tensorboard.hparams.Status; anything else: unknown (0)
+STATUS = {
+    State.COMPLETED: 1,
+    State.FAILED: 2,
+    State.RUNNING: 3,
+}  # tensorboard.hparams.Status; anything else: unknown (0)
 
 
 def folder_name(text: str) -> str:

@@ -18,6 +18,7 @@ from core import axes, changes, compare
 from core import busy as core_busy
 from core.i18n import N_, _
 from core.results import RunResult
+from core.states import State
 from ui import chart_aids, charts, compared, drawn, layout, learned, ratios, tables, words
 
 X_AXES = {"clock": N_("Training seconds (the race)"), "epoch": N_("Epoch")}
@@ -146,7 +147,7 @@ def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, in
     axis' values, not the runs. While two runs have no speedup yet, says when it comes. Returns the sentence."""
     if pair is None:
         compared_ = len(results) == 2 or changes.is_chain(results)
-        if compared_ and any(r.status in ("queued", "running") for r in results):  # live runs, not stored ones
+        if compared_ and any(r.status in (State.QUEUED, State.RUNNING) for r in results):  # live runs, not stored ones
             st.markdown(f"#### :gray[{_(WAITING)}]")
             st.caption(_(COVERS))  # the line the said headline has under it: nothing moves when it comes
         elif len(results) == 2 and all(r.epochs for r in results):

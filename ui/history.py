@@ -15,6 +15,7 @@ from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
 from core.history.store import Store, StoreError
 from core.i18n import _, ngettext
+from core.states import State
 from ui import access, comparison, drawn, groups, kept, layout, salvage, tables, tensorboard_log, watcher, words
 from ui.resources import get_store
 
@@ -193,7 +194,7 @@ def actions_ui(store: Store, picked: list[HistoryRow]) -> None:
             key="history_trace",
             on_click="ignore",
         )
-    deletable = [p.run_id for p in picked if p.status != "running"]
+    deletable = [p.run_id for p in picked if p.status != State.RUNNING]
     right.button(ngettext("Delete run…", "Delete {n} runs…", n).format(n=n), key="history_delete", on_click=ask_delete,
                  args=(deletable,), disabled=not deletable or not access.allowed(),
                  help=access.help_text(_("Deleting")))  # fmt: skip

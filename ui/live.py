@@ -16,8 +16,7 @@ from core.engine import data as datasets
 from core.i18n import _
 from core.results import RunResult
 from core.runner import JobStatus, Runner
-
-ACTIVE = ("queued", "running")
+from core.states import ACTIVE, State
 
 
 def submit_group(runner: Runner, configs: Sequence[object]) -> list[str]:
@@ -68,7 +67,7 @@ def doing(job: JobStatus, progress_words: bool = True) -> str:
     else:
         devices = ", ".join(d.upper() for d in getattr(config, "devices", ()))
         what = _("sweeping {model} on {devices}").format(model=getattr(config, "model", "?"), devices=devices)
-    if job.state == "running" and progress_words:
+    if job.state == State.RUNNING and progress_words:
         return _("{what}, {progress}").format(what=what, progress=progress.in_progress(job.unit, job.done, job.total))
     return what
 
@@ -78,12 +77,12 @@ def status_line(
 ) -> str:
     """'CPU: epoch 3 of 10 · GPU:0: next', or 'Waiting: another session is training ...' while queued behind it."""
     mine = {s.run_id for s in jobs}
-    if current is not None and current.run_id not in mine and any(s.state == "queued" for s in jobs):
+    if current is not None and current.run_id not in mine and any(s.state == State.QUEUED for s in jobs):
         return _("Waiting: another session is {doing}.").format(doing=doing(current))
     parts = []
     for s, label in zip(jobs, labels, strict=True):
         words = progress.state_words(s.state, s.unit, s.done, s.total, s.began)
-        said = _("{label}: {words} (stopping…)") if stopping and s.state == "running" else _("{label}: {words}")
+        said = _("{label}: {words} (stopping…)") if stopping and s.state == State.RUNNING else _("{label}: {words}")
         parts.append(said.format(label=label, words=words))
     if current is not None and current.run_id not in mine:
         parts.append(_("another session is {doing}; a Run now would wait for it").format(doing=doing(current)))
@@ -103,7 +102,7 @@ def progress_bar(jobs: Sequence[JobStatus]) -> tuple[str, float]:
 def download_line(runs: Sequence[JobStatus]) -> tuple[str, float] | None:
     """('Downloading MNIST: 3.1 of 11.5 MB', 0.27) while a starting run's dataset is still arriving."""
     for s in runs:
-        if s.state != "running" or s.done or not isinstance(s.config, TrainConfig):
+        if s.state != State.RUNNING or s.done or not isinstance(s.config, TrainConfig):
             continue
         name = s.config.dataset
         got = datasets.download_progress(name)
@@ -127,7 +126,7 @@ def queue_line(jobs: Sequence[JobStatus], mine: set[str], warming: bool = False)
     def named(job: JobStatus) -> str:
         return _("{doing} (this page)").format(doing=doing(job)) if job.run_id in mine else doing(job)
 
-    running = [j for j in jobs if j.state == "running"]
+    running = [j for j in jobs if j.state == State.RUNNING]
     now = [_("now: {doing}").format(doing=named(j)) for j in running]
     if (
         len(running) > 1
@@ -135,6 +134,6 @@ def queue_line(jobs: Sequence[JobStatus], mine: set[str], warming: bool = False)
         what = "; ".join(dict.fromkeys(doing(j, progress_words=False) for j in running))
         now = [_("now, {n} runs taking turns: {what}").format(n=len(running), what=what)]
         now = [_("{doing} (this page)").format(doing=now[0])] if running[0].run_id in mine else now
-    waiting = [f"{j.position}. {named(j)}" for j in jobs if j.state == "queued"]
+    waiting = [f"{j.position}. {named(j)}" for j in jobs if j.state == State.QUEUED]
     waiting_words = [_("waiting: {jobs}").format(jobs=", ".join(waiting))] if waiting else []
     return _("Queue — {jobs}").format(jobs="  ·  ".join(now + waiting_words))

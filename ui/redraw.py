@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from core.runner import JobStatus
+from core.states import State
 from ui import live
 
 # Charts redrawn at most this often while epochs land: each redraw slows a CPU run (bench/headline_in_page.py).
@@ -47,8 +48,8 @@ def should_redraw(
         return True
     if any((d.done, d.moved) == (0, -1) and (p.done, p.moved) != (0, -1) for p, d in zip(now_, then, strict=True)):
         return True  # a run's first points (epoch 1's first calls): the race moves seconds after Run
-    rounds = {p.done for p in now_ if p.state == "running"}
-    running = sum(p.state == "running" for p in now_)
-    if running > 1 and len(rounds) == 1 and rounds != {d.done for d in then if d.state == "running"}:
+    rounds = {p.done for p in now_ if p.state == State.RUNNING}
+    running = sum(p.state == State.RUNNING for p in now_)
+    if running > 1 and len(rounds) == 1 and rounds != {d.done for d in then if d.state == State.RUNNING}:
         return True
     return now - drawn_at >= every

@@ -18,6 +18,7 @@ from core.history.rows import history_row
 from core.history.store import StoreError
 from core.i18n import N_, _
 from core.results import RunResult
+from core.states import State
 from ui import compared, groups, words
 from ui.labels import distinct_labels
 from ui.resources import get_store
@@ -57,7 +58,7 @@ def stored(ids: list[str]) -> list[RunResult]:
         results = get_store().load(ids)
     except StoreError:
         return []
-    if len(results) != len(ids) or any(r.status in ("running", "queued") for r in results):
+    if len(results) != len(ids) or any(r.status in (State.RUNNING, State.QUEUED) for r in results):
         return []
     return results
 

@@ -20,6 +20,7 @@ from core.i18n import N_, _
 from core.results import RunResult
 from core.runner import JobStatus
 from core.runner import said as runner_said
+from core.states import State
 from ui import (
     charts,
     compare_settings,
@@ -106,7 +107,10 @@ def results_ui(runs: tuple[JobStatus, ...], hw: hardware_check.Hardware, watched
         compared.watched_ui([s.config.to_dict() for s in runs])
     names = labels(runs)
     for s, label in zip(runs, names, strict=True):
-        if s.state in ("failed", "interrupted"):  # interrupted: its worker or Ray node died; the sentence says when
+        if s.state in (
+            State.FAILED,
+            State.INTERRUPTED,
+        ):  # interrupted: its worker or Ray node died; the sentence says when
             said = i18n.again(s.error, ENDED_SAID) if s.error else _("the run failed.")
             st.error(words.plain(_("{label}: {words}").format(label=label, words=said)))
         if s.note:  # the history refused a write (locked, full): the run goes on, and says what is not stored

@@ -26,6 +26,7 @@ from core import hardware_check
 from core.config import SweepConfig, TrainConfig
 from core.i18n import N_, _
 from core.runner import JobStatus
+from core.states import State
 from ui import access, live, priority
 from ui.redraw import REDRAW_S, Drawn, drawn, should_redraw
 from ui.resources import get_runner, hardware
@@ -88,7 +89,7 @@ class JobsNow:
     @property
     def current(self) -> JobStatus | None:
         """The running job, if any."""
-        return next((j for j in self.queue if j.state == "running"), None)
+        return next((j for j in self.queue if j.state == State.RUNNING), None)
 
     @property
     def active(self) -> set[str]:
@@ -133,7 +134,7 @@ def stopped_by(jobs: Iterable[JobStatus]) -> str | None:
     """'this page', 'the presenter', 'another page': who stopped the first of `jobs` that somebody stopped."""
     here = memory().stopped_here
     for s in jobs:
-        if s.state == "cancelled" and (s.run_id in here or s.stopped_by):
+        if s.state == State.CANCELLED and (s.run_id in here or s.stopped_by):
             return _("this page") if s.run_id in here else _(s.stopped_by)
     return None
 

@@ -15,6 +15,7 @@ from typing import Any
 from core.history.limits import without_controls
 from core.history.recorder import Recorder
 from core.history.store import StoreError
+from core.states import State
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -96,14 +97,14 @@ def save_and_report(
     json_code = write_json(json_path, result)
     if unsaved is not None:
         with contextlib.suppress(StoreError):  # the file that refused the result may refuse this too
-            recorder.store.mark(result.run_id, "failed", str(unsaved))
+            recorder.store.mark(result.run_id, State.FAILED, str(unsaved))
         whole = ""
         if json_path and json_code is None:
             whole = f" The whole result is in {json_path}: python -m core import {json_path} replaces the partial run."
         return fail(f"{unsaved}{recorder.kept()}{whole}")
     if json_code is not None:
         return json_code
-    if result.status in ("failed", "interrupted"):  # interrupted: a Ray node lost mid-run, its epochs kept
+    if result.status in (State.FAILED, State.INTERRUPTED):  # interrupted: a Ray node lost mid-run, its epochs kept
         return fail(result.error or failed)  # the job's own sentence, else `failed`
     print(summary(result))
-    return EXIT_CANCELLED if result.status == "cancelled" else EXIT_OK
+    return EXIT_CANCELLED if result.status == State.CANCELLED else EXIT_OK

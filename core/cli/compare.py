@@ -18,6 +18,7 @@ from core.config import ConfigError
 from core.engine import memory
 from core.history.recorder import Recorder
 from core.history.store import Store, StoreError
+from core.states import State
 
 
 def ratio_lines(results, names: list[str]) -> list[str]:
@@ -81,7 +82,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             return fail(f"{unsaved}{recorder.kept()}")
         if (code := write_json(json_path(args.json, name), result)) is not None:
             return code
-        if result.status != "completed":
+        if result.status != State.COMPLETED:
             return fail(f"{args.axis} = {name}: {result.error or result.status}; the comparison stops here.")
     print("\n".join(ratio_lines(results, names)))
     return 0

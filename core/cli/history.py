@@ -19,6 +19,7 @@ from core.history.limits import MAX_CELL, printable, read_limited, without_contr
 from core.history.paths import check_path
 from core.history.salvage import salvage
 from core.history.store import Store, StoreError, default_db_path
+from core.states import State
 
 LONG_CELL = 400  # a sweep's last column is a sentence (an error, the crossover)
 
@@ -220,7 +221,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
             return fail(f"there is no run {args.run_id!r} in the history (it has no file yet).")
         rows = {r.run_id: r for r in store.history()}  # a running row with no live job is ended by this listing
         row = rows.get(args.run_id)
-        if row is not None and row.status == "running":
+        if row is not None and row.status == State.RUNNING:
             return fail(f"run {args.run_id} is still running (its process is alive); stop it first.")
         if not store.delete(args.run_id):
             return fail(f"there is no run {args.run_id!r} in the history (python -m core history lists them).")

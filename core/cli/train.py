@@ -24,6 +24,7 @@ from core.engine import memory
 from core.history.limits import without_controls
 from core.history.recorder import Recorder
 from core.history.store import Store, StoreError, new_run_id
+from core.states import State
 
 
 def add_train_flags(p: argparse.ArgumentParser) -> None:
@@ -158,7 +159,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if config.node:
         result, sentence = train_on_node(config, on_epoch, stop_on_ctrl_c(), run_id)
         if result is None:  # failed or lost before its first epoch: the row says so too
-            recorder.finish(state="failed", error=sentence)
+            recorder.finish(state=State.FAILED, error=sentence)
             return fail(sentence or f"Run {run_id} ended on {config.node} before its first epoch.")
     else:
         result = train(config, on_epoch=on_epoch, should_stop=stop_on_ctrl_c(), run_id=run_id)

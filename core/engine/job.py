@@ -15,6 +15,7 @@ from core.engine import data as datasets
 from core.engine import devices
 from core.engine.tf_setup import tf
 from core.results import utc_now
+from core.states import State
 
 StopCheck = Callable[[], bool]
 R = TypeVar("R")
@@ -46,11 +47,11 @@ def run_job(result: R, work: Callable[[], Any], out_of_memory: str) -> R:
     """Run work() (which fills in `result`); record completed, cancelled or failed, and finished_at."""
     try:
         work()
-        result.status = "completed"
+        result.status = State.COMPLETED
     except Cancelled:
-        result.status = "cancelled"
+        result.status = State.CANCELLED
     except Exception as err:  # noqa: BLE001 - a failed job is a result, not a crash of the caller
-        result.status = "failed"
+        result.status = State.FAILED
         result.error = error_text(err, out_of_memory)
     result.finished_at = utc_now()
     return result

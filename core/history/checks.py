@@ -25,6 +25,7 @@ from core.history.schemas import SCHEMAS, TRAIN_KIND
 from core.i18n import _
 from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
 from core.results.measurements import Measurements
+from core.states import State
 
 # JSON Schema counts 1.0 as an integer; a file's whole numbers are written as 1, so anything else is refused.
 _TYPES = Draft202012Validator.TYPE_CHECKER.redefine(
@@ -125,7 +126,7 @@ def _run(data: dict[str, Any]) -> RunResult:
     if len(epochs) > config.epochs:
         said = _("epochs lists {count} epochs but config.epochs is {epochs}.")
         raise RunFileError(said.format(count=len(epochs), epochs=config.epochs))
-    if data["status"] == "completed" and len(epochs) != config.epochs:
+    if data["status"] == State.COMPLETED and len(epochs) != config.epochs:
         said = _("A completed run has all {epochs} epochs; this one lists {count}.")
         raise RunFileError(said.format(count=len(epochs), epochs=config.epochs))
     for i, epoch in enumerate(epochs):

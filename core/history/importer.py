@@ -23,6 +23,7 @@ from core.history.limits import check_values, clean_labels, parse_bytes, read_li
 from core.history.schemas import IMPORTABLE_STATUSES, TRAIN_KIND
 from core.i18n import N_, _
 from core.results import SWEEP_KIND, RunResult, SweepResult, utc_now
+from core.states import State
 
 __all__ = ["IMPORTABLE_STATUSES", "MAX_FILE_BYTES", "RunFileError"]
 
@@ -180,10 +181,10 @@ def completes(stored: Any, result: Any) -> bool:
         return False
     n = len(stored.epochs)
     return (
-        stored.status not in ("running", "completed")
+        stored.status not in (State.RUNNING, State.COMPLETED)
         and stored.config == result.config
         and stored.epochs == result.epochs[:n]
-        and (len(result.epochs) > n or (len(result.epochs) == n and result.status == "completed"))
+        and (len(result.epochs) > n or (len(result.epochs) == n and result.status == State.COMPLETED))
     )
 
 

@@ -18,6 +18,7 @@ from core.history import paths
 from core.history.paths import StoreError
 from core.i18n import N_
 from core.results import RunResult
+from core.states import State
 
 SAVE_TRIES = 3  # a locked history is tried this many times (each waits store.lock_timeout) before giving up
 RETRY_S = 10.0  # between tries of a final state the history refused, while the server runs
@@ -91,7 +92,7 @@ class Recorder:
                 self.problem = err
         return self.note()
 
-    def finish(self, result: Any = None, state: str = "failed", error: str | None = None) -> StoreError | None:
+    def finish(self, result: Any = None, state: str = State.FAILED, error: str | None = None) -> StoreError | None:
         """Store the final state (the whole result, else `state` and `error`), trying a locked file SAVE_TRIES
         times; the refusal if it still failed (then retry() may write it later)."""
         if result is not None:
@@ -204,7 +205,7 @@ def _final(recorder: Recorder, job: Any) -> StoreError | None:
         if isinstance(result, RunResult):
             return recorder.finish(result)
         # No result at all: stopped, killed or failed before its first epoch.
-        state = job.state if job.state in ("cancelled", "interrupted") else "failed"
+        state = job.state if job.state in (State.CANCELLED, State.INTERRUPTED) else State.FAILED
         return recorder.finish(state=state, error=getattr(job, "error_text", None))
     if hasattr(result, "kind") and hasattr(result, "to_dict"):  # a sweep, stored whole if its result says its kind
         store = recorder.store

@@ -23,6 +23,7 @@ from core.history.limits import RunFileError
 from core.history.paths import StoreError, check_path
 from core.i18n import _
 from core.results import SWEEP_KIND, RunResult, SweepResult
+from core.states import State
 
 _ID_SCANS = (
     "SELECT run_id FROM runs",
@@ -141,8 +142,8 @@ def _ids(db: sqlite3.Connection) -> list[str]:
 def _run_row(db: sqlite3.Connection, run_id: str, _: str | None, columns: tuple) -> tuple[RunResult, bool]:
     epochs, complete = _epochs(db, run_id)
     result = tables.read_runs([columns], epochs)[run_id]
-    if result.status == "running":  # its writer is gone with the damaged file
-        result.status, result.error = "interrupted", "Salvaged from a damaged history while it was running."
+    if result.status == State.RUNNING:  # its writer is gone with the damaged file
+        result.status, result.error = State.INTERRUPTED, "Salvaged from a damaged history while it was running."
     return result, complete
 
 

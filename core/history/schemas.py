@@ -28,6 +28,7 @@ from core.history.fields import SCALAR as _SCALAR
 from core.history.fields import closed, list_of, number, open_ended, text, whole
 from core.history.measured import MEASURED
 from core.results import MAX_CALLS_PER_EPOCH, MAX_STRIP, STATUSES
+from core.states import ENDED
 
 NUM_CLASSES = 10  # every dataset's labels are 0..9
 
@@ -36,7 +37,7 @@ NUM_CLASSES = 10  # every dataset's labels are 0..9
 MAX_LOSS = float(np.finfo(np.float32).max)
 MAX_SECONDS = 1e7  # about 115 days for one epoch
 MAX_RATE = 1e13  # samples or GFLOP per second
-IMPORTABLE_STATUSES = ("completed", "cancelled", "failed", "interrupted")  # a running job is never in a file
+IMPORTABLE_STATUSES = ENDED  # a running job is never in a file
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 MAX_CONFIG_LIST = max(MAX_DEVICES, MAX_BATCH_SIZES)  # the longest list a config holds
 

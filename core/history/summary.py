@@ -14,6 +14,7 @@ from dataclasses import fields
 
 from core import compare
 from core.results import EpochMetrics, RunResult
+from core.states import State
 
 _EPOCH_FIELDS = {f.name for f in fields(EpochMetrics)}
 
@@ -26,7 +27,7 @@ def epoch_from_json(metrics: str) -> EpochMetrics:
 
 def summarise(epochs: list[EpochMetrics]) -> tuple[int, float | None, float | None]:
     """(epochs done, final test accuracy, steady epoch seconds) as a loaded run's are computed."""
-    result = RunResult(config={}, host={}, device={}, status="completed", epochs=epochs)
+    result = RunResult(config={}, host={}, device={}, status=State.COMPLETED, epochs=epochs)
     return len(epochs), result.final_test_accuracy(), compare.steady_epoch_seconds(result)
 
 

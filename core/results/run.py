@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from core.results.measurements import Measurements
+from core.states import ENDED, State
 
 # A training run's file format. 2 added each epoch's calls (the race against the clock) and learned (what the
 # model learned); 3 the config's precision (a Keras dtype policy) and xla, and the device's compute_dtype and
@@ -29,7 +30,7 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-STATUSES = ("running", "completed", "cancelled", "failed", "interrupted")
+STATUSES = (State.RUNNING, *ENDED)
 # Optional fields of a run's `device` (schema version 2, checked where present): on a Ray node, the node's name
 # as a device string says it and its Ray node id (the host info is the node's own); with gpu:all or cpu:all,
 # MirroredStrategy's replicas and the global batch (batch_size x replicas). A run here has replicas 1.
@@ -121,7 +122,7 @@ class RunResult:
     config: dict[str, Any]
     host: dict[str, Any]
     device: dict[str, Any]
-    status: str = "running"
+    status: str = State.RUNNING
     error: str | None = None
     epochs: list[EpochMetrics] = field(default_factory=list)
     started_at: str | None = None

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from core.config import SWEEP_KIND
+from core.states import State
 
 SWEEP_SCHEMA_VERSION = 1
 
@@ -64,7 +65,7 @@ class SweepResult:
     devices: dict[str, dict[str, Any]] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)
     points: list[SweepPoint] = field(default_factory=list)
-    status: str = "running"
+    status: str = State.RUNNING
     error: str | None = None
     started_at: str | None = None
     finished_at: str | None = None

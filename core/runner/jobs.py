@@ -11,6 +11,7 @@ from core import progress
 from core.results import utc_now
 from core.runner import said
 from core.runner.protocol import Done, Ending, Lost, Stopped
+from core.states import State
 
 
 @dataclass
@@ -19,7 +20,7 @@ class Job:
 
     run_id: str
     config: Any
-    state: str = "queued"  # queued, running, then the result's status
+    state: str = State.QUEUED  # queued, running, then the result's status
     submitted_at: float = field(default_factory=time.time)
     started_at: float | None = None
     finished_at: float | None = None
@@ -38,10 +39,10 @@ class Job:
 
     def fail(self) -> None:
         """Mark the job failed with its listener's sentence (call it with the runner's lock held)."""
-        self.state = "failed"
+        self.state = State.FAILED
         self.error_text = self.failure
         if self.result is not None and hasattr(self.result, "status"):
-            self.result.status, self.result.error = "failed", self.failure
+            self.result.status, self.result.error = State.FAILED, self.failure
 
     def status(self, position: int | None) -> JobStatus:
         """A snapshot (`position` in the queue while queued); call it with the runner's lock held."""
@@ -59,7 +60,7 @@ class Job:
             config=self.config,
             unit=getattr(self.config, "progress_unit", "epoch"),
             stopped_by=self.stopped_by,
-            in_progress=self.in_progress if self.state == "running" else None,
+            in_progress=self.in_progress if self.state == State.RUNNING else None,
             note=self.note,
             group=self.group or (self.run_id,),
             began=bool(self.items) or self.in_progress is not None,
@@ -88,9 +89,9 @@ class JobStatus:
 
     def describe(self) -> str:
         """'queued (position 2)', 'running (epoch 3 of 10)', 'running (point 2 of 5)', 'completed', ..."""
-        if self.state == "queued":
+        if self.state == State.QUEUED:
             return f"queued (position {self.position})"
-        if self.state == "running":
+        if self.state == State.RUNNING:
             return f"running ({progress.in_progress(self.unit, self.done, self.total)})"
         return self.state
 
@@ -103,7 +104,7 @@ def ending(job: Job, said: Ending, worker: Any) -> tuple[Any, str]:
             job.error_text = error
             return result, state
         case Stopped():  # a step outlasted the grace period: the worker was ended
-            return ended_early(job, "cancelled", None), "cancelled"
+            return ended_early(job, State.CANCELLED, None), State.CANCELLED
         case Lost(sentence):  # the Ray node (or its actor) died mid-job: as a dead worker, named
             return interrupted(job, sentence)
     return interrupted(job, worker.how_it_ended())
@@ -113,7 +114,7 @@ def interrupted(job: Job, what_happened: str) -> tuple[Any, str]:
     """`interrupted`: what happened, when, and how many items were kept, as one sentence."""
     sentence = said.ended_early(what_happened, getattr(job.config, "progress_unit", "epoch"), len(job.items))
     job.error_text = sentence
-    return ended_early(job, "interrupted", sentence), "interrupted"
+    return ended_early(job, State.INTERRUPTED, sentence), State.INTERRUPTED
 
 
 def ended_early(job: Job, status: str, error: str | None) -> Any:

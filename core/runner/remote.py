@@ -29,6 +29,7 @@ from core.results import EpochInProgress
 from core.runner import said
 from core.runner.growth import head
 from core.runner.protocol import Done, Ending, Lost, StopGrace, Stopped
+from core.states import State
 
 # Each poll takes the GIL from the training thread on the node: every 0.5 s costs ~1% of an epoch (bench/ray_overhead.py).
 POLL_SECONDS = 0.5
@@ -79,9 +80,9 @@ class RemoteJob:
             error_text = None
             try:
                 result = as_asked(job(local_config(config), on_item, self._stop.is_set, run_id), config, stamp)
-                state = getattr(result, "status", "completed")
+                state = getattr(result, "status", State.COMPLETED)
             except Exception as err:  # noqa: BLE001 - as core.runner.worker: said, never a dead actor
-                result, state, error_text = None, "failed", f"{type(err).__name__}: {err}"
+                result, state, error_text = None, State.FAILED, f"{type(err).__name__}: {err}"
             with self._lock:
                 self._done = (pickle.dumps(result), state, error_text)
 
@@ -161,7 +162,7 @@ def run(job: Callable[..., Any], config: Any, run_id: str, should_stop: Callable
         node = find(config.node)
         options = _resources(node, config)
     except ClusterError as err:
-        return Done(None, "failed", str(err))
+        return Done(None, State.FAILED, str(err))
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     actor_class = ray.remote(max_restarts=0, max_concurrency=1)(RemoteJob)
@@ -175,7 +176,7 @@ def run(job: Callable[..., Any], config: Any, run_id: str, should_stop: Callable
             slow = said.NODE_SLOW["gpu" if options.get("num_gpus") else "cpu"]
             n = options.get("num_gpus") or options.get("num_cpus")
             sentence = slow.format(name=node.name, seconds=f"{START_TIMEOUT_S:.0f}", n=n)
-            return Done(None, "failed", sentence)
+            return Done(None, State.FAILED, sentence)
         except ray.exceptions.RayError:
             return Lost(said.NODE_LOST.format(name=node.name))
         stamp = {"node": node.name, **where}
@@ -225,9 +226,9 @@ def result_of(ending: Ending, last: Any) -> tuple[Any, str | None]:
         case Done(result, _, error):
             return result, error
         case Lost(sentence):
-            status = "interrupted"
+            status = State.INTERRUPTED
         case _:
-            status, sentence = "cancelled", None
+            status, sentence = State.CANCELLED, None
     if last is not None:
         unit = "point" if hasattr(last, "points") else "epoch"
         done = len(getattr(last, "points", None) or getattr(last, "epochs", None) or [])

@@ -28,6 +28,7 @@ from core.runner.kind import JobKind, kind_of
 from core.runner.pool import Pool, timed
 from core.runner.protocol import STOP_GRACE_SECONDS, Died, Done, Ending
 from core.runner.turns import Turn, alternate
+from core.states import ACTIVE, State
 
 __all__ = ["Job", "JobKind", "JobStatus", "Listener", "Runner"]
 
@@ -93,7 +94,7 @@ class Runner:
             if job.failure is None:
                 job.failure = sentence
             job.stop.set()  # a run whose epochs cannot be kept stops at its next step, not hours later
-            if job.state not in ("queued", "running"):  # it had already finished: the final write failed
+            if job.state not in ACTIVE:  # it had already finished: the final write failed
                 job.fail()
             self._cond.notify_all()
 
@@ -127,19 +128,17 @@ class Runner:
         """Stop a running job (within a second or two) or drop a queued one; `by` says who asked. False if done."""
         with self._cond:
             job = self._jobs.get(run_id)
-            if job is None or job.state not in ("queued", "running"):
+            if job is None or job.state not in ACTIVE:
                 return False
             if not job.stop.is_set():
                 job.stopped_by = by
             job.stop.set()
-            if job.state == "queued":
+            cancelled_while_queued = job.state == State.QUEUED
+            if cancelled_while_queued:
                 self._queue.remove(job)
-                job.state = "cancelled"
+                job.state = State.CANCELLED
                 job.finished_at = time.time()
                 self._cond.notify_all()
-                cancelled_while_queued = True
-            else:
-                cancelled_while_queued = False
         self._change()  # a running job says "stopping" until it ends
         if cancelled_while_queued:
             self._emit("finished", job)
@@ -218,7 +217,7 @@ class Runner:
                 for member in group:
                     if member is not job:
                         self._queue.remove(member)
-                    member.state = "running"
+                    member.state = State.RUNNING
                     member.started_at = time.time()
                 self._running = list(group)
                 self._cond.notify_all()
@@ -285,7 +284,7 @@ class Runner:
 
         def on_end(turn: Turn) -> None:
             job = group[turns.index(turn)]
-            clean = isinstance(turn.ending, Done) and turn.ending.state in ("completed", "cancelled")
+            clean = isinstance(turn.ending, Done) and turn.ending.state in (State.COMPLETED, State.CANCELLED)
             # It exits (its memory goes back now, not when the last of the group ends), or waits for the next job.
             self._pool.give_back(turn.worker, clean and not self._closed)
             self._finish(job, *ending(job, turn.ending, turn.worker))

@@ -16,6 +16,7 @@ from typing import Any
 
 from core.runner.growth import head
 from core.runner.protocol import Done, Go, Hello, Item, Ready, Start, Stop, WantsTurn
+from core.states import State
 
 
 def _serve(conn: Connection) -> None:
@@ -63,9 +64,9 @@ def _run(conn: Connection, start: Start, heard: _Heard) -> None:
     turns = {"take_turn": take_turn} if start.turns else {}
     try:
         result = start.job(start.config, on_item, heard.stop.is_set, start.run_id, **turns)
-        done = Done(result, getattr(result, "status", "completed"))
+        done = Done(result, getattr(result, "status", State.COMPLETED))
     except Exception as err:  # noqa: BLE001 - job functions should not raise; say it rather than die
-        done = Done(None, "failed", f"{type(err).__name__}: {err}")
+        done = Done(None, State.FAILED, f"{type(err).__name__}: {err}")
     conn.send(done)
 
 
