@@ -50,18 +50,21 @@ def hparams_data(reader, tag: str):
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     """A comparison of plain fit and the multi-step loop recorded by the CLI, then exported by it: (store, ids, DIR)."""
-    proc = run_cli("compare", *TINY, "--axis", "execution", "--values", "keras-fit,multi-step-loop")
-    assert proc.returncode == 0, proc.stderr
-    store = Store(os.environ["TFDASH_DB"])
-    ids = [row.run_id for row in store.history()[:2]][::-1]
-    logs = tmp_path_factory.mktemp("export") / "logs"
-    done = run_cli("export", "--tensorboard", str(logs), *ids)
-    assert done.returncode == 0, done.stderr
-    assert (
-        done.stdout.strip()
-        == f"Wrote 2 runs (2 with a profile trace) to {logs}. Open it with: tensorboard --logdir {logs}"
-    )
-    return store, ids, logs
+    # A history of this module's own: the session's file read "disk I/O error" here once, after other tests' writes.
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TFDASH_DB", str(tmp_path_factory.mktemp("tensorboard") / "runs.sqlite3"))
+        proc = run_cli("compare", *TINY, "--axis", "execution", "--values", "keras-fit,multi-step-loop")
+        assert proc.returncode == 0, proc.stderr
+        store = Store(os.environ["TFDASH_DB"])
+        ids = [row.run_id for row in store.history()[:2]][::-1]
+        logs = tmp_path_factory.mktemp("export") / "logs"
+        done = run_cli("export", "--tensorboard", str(logs), *ids)
+        assert done.returncode == 0, done.stderr
+        assert (
+            done.stdout.strip()
+            == f"Wrote 2 runs (2 with a profile trace) to {logs}. Open it with: tensorboard --logdir {logs}"
+        )
+        yield store, ids, logs
 
 
 def test_each_run_reads_back_in_tensorboard_as_the_history_stored_it(exported):
