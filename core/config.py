@@ -9,7 +9,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
-from core.device_spec import DeviceSpec, parse_device_name
+from core.device_spec import DeviceSpec, device_name, parse_device_name
 from core.i18n import N_, _
 
 DATASETS = ("mnist", "fashion_mnist", "synthetic")
@@ -73,12 +73,6 @@ def parse_device(value: Any) -> DeviceSpec:
 def normalize_device(value: Any) -> str:
     """'GPU' -> 'gpu', ' cpu:1 ' -> 'cpu:1', 'Box/GPU:ALL' -> 'box/gpu:all'; raise ConfigError for anything else."""
     return str(parse_device(value))
-
-
-def split_device(device: str) -> tuple[str | None, str]:
-    """'gpu-box/gpu:0' -> ('gpu-box', 'gpu:0'); 'cpu' -> (None, 'cpu'): the Ray node (None: this machine), the device."""
-    node, _sep, local = device.rpartition("/")
-    return node or None, local
 
 
 def _int(field: str, value: Any, low: int, high: int, extra: str = "") -> int:
@@ -221,7 +215,7 @@ def _devices(value: Any) -> tuple[str, ...]:
     if any(n.endswith(":all") for n in names):
         said = N_("devices must each be one device (a sweep times one at a time), not {value!r}.")
         raise refused("devices", said, value=value)
-    if len({split_device(n)[0] for n in names}) > 1:
+    if len({device_name(n).node for n in names}) > 1:
         said = N_("devices must all be on one machine (a sweep runs on one), not {value!r}.")
         raise refused("devices", said, value=value)
     canonical = [n if ":" in n else f"{n}:0" for n in names]  # 'gpu' is 'gpu:0'
@@ -278,7 +272,7 @@ class SweepConfig:
     @property
     def node(self) -> str | None:
         """The Ray node this sweep runs on, or None for this machine."""
-        return split_device(self.devices[0])[0]
+        return device_name(self.devices[0]).node
 
     @property
     def progress_total(self) -> int:

@@ -51,9 +51,19 @@ class DeviceSpec:
 
 
 def parse_device_name(value: object) -> DeviceSpec | None:
-    """'GPU' -> DeviceSpec(None, 'gpu'), ' Box/GPU:ALL ' -> DeviceSpec('box', 'gpu', 'all'); None if not a device."""
+    """A name as a person types it: 'GPU' -> DeviceSpec(None, 'gpu'), ' Box/GPU:ALL ' -> DeviceSpec('box', 'gpu',
+    'all'); None if not a device ('/gpu' too: a node's name comes before the slash)."""
     match = _DEVICE_RE.match(value.strip().lower()) if isinstance(value, str) else None
     if not match:
         return None
     node, device_type, index = match.groups()
     return DeviceSpec(node, device_type, None if index is None else index if index == "all" else int(index))
+
+
+def device_name(name: str) -> DeviceSpec:
+    """The parts of a name already checked (a config's, a stored run's) or TensorFlow's ('/GPU:0'); ValueError if
+    not a device."""
+    spec = parse_device_name(name.removeprefix("/"))
+    if spec is None:
+        raise ValueError(f"not a device name: {name!r}")
+    return spec

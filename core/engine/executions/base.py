@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from core import device_kinds
-from core.config import XLA_ON_CPU, TrainConfig, split_device
+from core.config import XLA_ON_CPU, TrainConfig
+from core.device_spec import device_name
 from core.engine import data as datasets
 from core.engine.job import StopCheck
 from core.engine.timeline import Mark
@@ -28,7 +29,7 @@ def jit_compile_for(
     machine it is on. `host` describes the machine (devices.HostInfo.to_dict()); without it a GPU is taken
     to be a CUDA one. ConfigError where XLA cannot run (xla on for Apple's Metal GPU).
     """
-    name = split_device(device.lower().lstrip("/"))[1]  # a Ray node's 'node-b/cpu' is a CPU too
+    name = device_name(device).local  # a Ray node's 'node-b/cpu' is a CPU too
     if xla == "auto" and name.startswith("cpu") and model in XLA_ON_CPU.get(execution or "", frozenset()):
         return True
     kind, _ = device_kinds.kind_of(name, host if host is not None else {})
