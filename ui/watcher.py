@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check  # raises at a rerun, stop
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
 
 from core import hardware_check
 from core.config import SweepConfig, TrainConfig
@@ -272,6 +272,7 @@ def _hold(page: PageMemory, deadline: float) -> None:
     auto-rerun, sent meanwhile, waits behind this one (Streamlit folds them into one). The browser asks at the
     unstretched interval, so a page whose last run drew it whole holds again within that, never a stretched one.
     The wait wakes every HOLD_SLICE_S to let a click on this page (a whole rerun) or its closing end it."""
+    # A private import: no public API lets a waiting script see its own rerun or Stop (read in 1.67, pinned).
     runner, check = get_runner(), get_run_yield_check() or (lambda: None)
     while (left := deadline - time.monotonic()) > 0:
         if runner.wait_change(page.moment, min(left, HOLD_SLICE_S)) != page.moment:
@@ -280,12 +281,11 @@ def _hold(page: PageMemory, deadline: float) -> None:
 
 
 def _past_a_stop(snap: JobsNow, kinds: tuple[str, ...]) -> JobsNow:
-    """A run asked to stop ends within a second or so: a viewer's tick that finds one waits up to STOP_WAIT_S for
-    its end rather than a whole tick more (a tick in a large room is seconds apart), so every page says "stopped"
-    soon after the click (bench/room.py: stop_seen_s)."""
-    deadline = time.monotonic() + STOP_WAIT_S
-    while _stopping(snap) and time.monotonic() < deadline:
-        time.sleep(0.1)  # the page thread holds no lock while it waits, nor the GIL
+    """A viewer's tick that finds a run asked to stop waits up to STOP_WAIT_S for its end, not a whole tick more, so
+    every page says "stopped" soon after the click (bench/room.py: stop_seen_s)."""
+    runner, moment, deadline = get_runner(), memory().moment, time.monotonic() + STOP_WAIT_S
+    while _stopping(snap) and (left := deadline - time.monotonic()) > 0:
+        moment = runner.wait_change(moment, left)  # the runner's moment moves when the run settles
         snap = jobs_now(kinds)
     return snap
 
