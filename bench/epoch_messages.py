@@ -1,4 +1,4 @@
-"""What a worker sends per epoch: the whole run (as it was) against the run without its epochs (core.runner.growth).
+"""What a worker sends per epoch: the whole run (as it was) against the run without its epochs (core.runner.deltas).
 
 No TensorFlow: a run of EPOCHS epochs shaped like the tutorial's (about 30 calls an epoch, the softmax model's
 learned templates on the last epoch), pickled as each message would be. Prints bytes per message at a few epochs,
@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.results import CallPoint, EpochMetrics, Learned, RunResult  # noqa: E402
-from core.runner.growth import grown, head  # noqa: E402
+from core.runner.deltas import grown, head  # noqa: E402
 from core.runner.protocol import Item  # noqa: E402
 
 EPOCHS = 50

@@ -20,7 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core import why, why_sentences  # noqa: E402
+from core import why_sentences  # noqa: E402
+from core.analysis import why
 from core.config import EXECUTIONS, TrainConfig  # noqa: E402
 from core.engine import floor, step  # noqa: E402
 from core.engine.training import train  # noqa: E402
@@ -67,7 +68,7 @@ def main() -> None:
     for row, result in last.items():
         median = statistics.median(epochs[row])
         d, steps = result.device, result.device["steps_per_epoch"]
-        floors = why.explain(result).floors  # per step, each measured alone (core.why)
+        floors = why.explain(result).floors  # per step, each measured alone (core.analysis.why)
         compute, memory = steps * floors.peak, steps * floors.memory  # at the square-matmul peak; at the bandwidth
         shaped = steps * floors.products if floors.products else float("nan")  # the products at the model's shapes
         overhead = steps * floor.measure(d["tf_device"], result.config["execution"], d["jit_compile"])

@@ -128,7 +128,7 @@ def main() -> None:
             proc.terminate()
             proc.wait(15)
         # Each side's steady samples/s, from the page's own history (newest first: pairs of a press).
-        from core import compare
+        from core.analysis import compare
         from core.history.store import Store
 
         store = Store(Path(tmp) / "runs.sqlite3")

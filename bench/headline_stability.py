@@ -1,4 +1,4 @@
-"""Benchmark: does the Quick demo's headline (core.compare.speedup) repeat from run to run on this machine?
+"""Benchmark: does the Quick demo's headline (core.analysis.compare.speedup) repeat from run to run on this machine?
 
 Runs the Quick demo without a GPU REPEATS times the way the dashboard does: one Runner (the server's),
 each run in a fresh worker process (core.runner.worker), the two runs of a press submitted as one group, so
@@ -6,7 +6,7 @@ they take turns epoch by epoch (core.runner.turns; plain model.fit as the baseli
 core.hardware_check's fit:cpu mode), each stored in a throwaway history as the page stores it. With
 --also-one-after-another, each press is followed by one whose runs go one after the other (as before
 they took turns): the reference, measured in the same session. For each press it prints the headline (the
-ratio of steady samples per second, core.compare.speedup, its 90 % bootstrap interval and how many
+ratio of steady samples per second, core.analysis.compare.speedup, its 90 % bootstrap interval and how many
 measurements it rests on), each side's samples/s, and two references from the same runs: the ratio of the
 mean steady epochs the numbers table shows (the headline must agree with it within 10 %) and of the median
 steady epochs, and a candidate: the median over the steady epochs of each pair's ratio (the two runs' epoch k,
@@ -52,11 +52,12 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from core import compare
+    from core.analysis import compare
     from core.config import TrainConfig
     from core.engine.kinds import JOB_KINDS
     from core.history.store import Store, attach
     from core.presets import PRESETS
+    from core.results import steady_epoch_seconds
     from core.runner import Runner
 
     preset = dict(PRESETS["Quick demo"])
@@ -90,7 +91,7 @@ def main() -> None:
                 found = compare.speedup(base, other)
                 if found is None:
                     raise SystemExit(f"repeat {i + 1}: fewer than {compare.MIN_CALLS} steady measurements on a side")
-                reference = compare.steady_epoch_seconds(base) / compare.steady_epoch_seconds(other)
+                reference = steady_epoch_seconds(base) / steady_epoch_seconds(other)
                 median = statistics.median(e.train_seconds for e in base.steady_epochs()) / statistics.median(
                     e.train_seconds for e in other.steady_epochs()
                 )

@@ -1,5 +1,5 @@
 """Benchmark: is the why measured? Each model's traced step against the run's own timer, and the line's prediction of
-a batch size it was not fitted on, against that batch's timed step (core.why).
+a batch size it was not fitted on, against that batch's timed step (core.analysis.why).
 
 For the tutorial's softmax (batch 100, SGD 0.1, the multi-step loop), the Quick demo's MLP (128 units, Adam, 30,000
 images) in both of the Quick demo's modes (the multi-step loop and plain model.fit) and the CNN (6,000 images), on
@@ -27,7 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core import why, why_sentences  # noqa: E402
+from core import why_sentences  # noqa: E402
+from core.analysis import why
 from core.config import TrainConfig  # noqa: E402
 from core.engine.training import train  # noqa: E402
 

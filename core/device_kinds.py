@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.config import PRECISIONS, ConfigError, split_device
+from core.config import PRECISIONS, ConfigError
+from core.device_spec import device_name
 from core.i18n import N_, _
 
 AMPERE = (8, 0)  # the first NVIDIA compute capability with bfloat16 tensor cores
@@ -81,11 +82,10 @@ def gpu_kind(name: str | None, compute_capability: Any, cuda_build: str | None, 
 def kind_of(device: str, host: dict[str, Any]) -> tuple[DeviceKind, dict[str, Any]]:
     """(kind, gpu info) of a device name ('cpu', 'gpu:1', 'gpu:all', 'node-b/gpu:0', '/GPU:0') on the host
     `python -m core devices --json` describes (for a Ray node's device: that node's host)."""
-    local = split_device(device.lower().lstrip("/"))[1]
-    if not local.startswith("gpu"):
+    spec = device_name(device)
+    if spec.device_type != "gpu":
         return KINDS["cpu"], {}
-    number = local.partition(":")[2]
-    index = int(number) if number.isdigit() else 0  # gpu:all: MirroredStrategy over one host's GPUs, as its first
+    index = spec.number  # gpu:all: MirroredStrategy over one host's GPUs, as its first
     gpu = next((g for g in host.get("gpus") or [] if g.get("index") == index), {})
     # Nothing known of the machine (a script written for elsewhere): the common route, CUDA.
     name = gpu.get("kind") or (

@@ -10,7 +10,8 @@ from typing import Any
 
 from core import device_kinds
 from core.axes import AXES, Comparison
-from core.config import EXECUTIONS, ConfigError, TrainConfig, split_device
+from core.config import EXECUTIONS, ConfigError, TrainConfig
+from core.device_spec import device_name
 from core.hardware_check import CHECKING, FAILED, READY, Hardware
 from core.i18n import N_, _
 
@@ -72,7 +73,7 @@ EXECUTIONS_LABEL = N_("model.fit vs steps_per_execution vs multi-step loop, on {
 
 def _fit_runs(device: str) -> tuple[dict[str, str], ...]:
     # The plain model.fit run first: it is the baseline the multi-step loop is measured against.
-    if split_device(device)[1].startswith("gpu"):  # auto is on for both on a GPU: the two differ in one thing
+    if device_name(device).device_type == "gpu":  # auto is on for both on a GPU: the two differ in one thing
         return ({"device": device, "execution": "keras-fit"}, {"device": device, "execution": "multi-step-loop"})
     # On a CPU auto turns XLA on for the loop only: one change at a time, so the page shows what each bought.
     return (
@@ -85,7 +86,7 @@ def _fit_runs(device: str) -> tuple[dict[str, str], ...]:
 def _execution_runs(device: str) -> tuple[dict[str, str], ...]:
     # Every execution mode, plain model.fit (the baseline) first, in core.config.EXECUTIONS' order. On a CPU auto
     # turns XLA on for the loop alone, so XLA is off for all three there: they differ in the execution only.
-    xla = {} if split_device(device)[1].startswith("gpu") else {"xla": "off"}
+    xla = {} if device_name(device).device_type == "gpu" else {"xla": "off"}
     return tuple({"device": device, "execution": name, **xla} for name in EXECUTIONS)
 
 
@@ -124,8 +125,12 @@ def plan(
         raise ConfigError("device", _("{mode} cannot run here: {reason}.").format(mode=mode.label, reason=reason))
     configs = [TrainConfig(**{**settings, **overrides}) for overrides in runs]
     for config in configs:
-        node, local = split_device(config.device)
-        if node is None and local.startswith("gpu") and (why := unavailable(Mode("", "", (), True), hardware)):
+        node = config.device_spec.node
+        if (
+            node is None
+            and config.device_spec.device_type == "gpu"
+            and (why := unavailable(Mode("", "", (), True), hardware))
+        ):
             raise ConfigError(
                 "device", _("{mode} cannot run here: {reason}.").format(mode=config.device.upper(), reason=why)
             )

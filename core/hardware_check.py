@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core import device_kinds
-from core.cluster import said
+from core.cluster import messages
 from core.cluster.connect import ADDRESS_ENV
 from core.engine.devices import GPU_ADVICE
 from core.engine.limits import share_path
@@ -144,17 +144,17 @@ class ClusterProber(Prober):
     def _work(self) -> None:
         from core.cluster import connect, nodes  # Ray is imported here, off the page's first render
 
-        self.sentence = said.ASKING_AT.format(address=connect.configured())
+        self.sentence = messages.ASKING_AT.format(address=connect.configured())
         try:
             address = connect.connect()
             answers = nodes.probe()
         except connect.ClusterError as err:
-            self.sentence = said.ONLY_HERE.format(problem=err)
+            self.sentence = messages.ONLY_HERE.format(problem=err)
         else:
             self.nodes = tuple(
                 {"name": a.node.name, "node_id": a.node.node_id, "host": a.host, "message": a.message} for a in answers
             )
-            self.sentence = said.FOUND.format(address=address, count=len(answers))
+            self.sentence = messages.FOUND.format(address=address, count=len(answers))
             self.warning = connect.warning() or ""
         self._done.set()
 
@@ -185,7 +185,7 @@ def result() -> Hardware:
     """The process-wide hardware check's answer so far, with the cluster's nodes once they have answered."""
     if not os.environ.get(ADDRESS_ENV, "").strip():
         return _default.result()
-    sentence = _cluster.sentence or said.ASKING
+    sentence = _cluster.sentence or messages.ASKING
     return replace(_default.result(), nodes=_cluster.nodes, cluster=sentence,
                    cluster_address=os.environ[ADDRESS_ENV].strip(), cluster_warning=_cluster.warning)  # fmt: skip
 

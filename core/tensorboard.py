@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from core import compare
+from core.analysis import compare
 from core.history import profiles
 from core.history.paths import StoreError
 from core.results import RunResult

@@ -21,13 +21,15 @@ import pytest
 from PIL import Image as PILImage
 from streamlit.testing.v1 import AppTest
 
-from core import compare, device_modes, hardware_check, snippet
+from core import device_modes, hardware_check, snippet
+from core.analysis import compare
 from core.config import ConfigError, TrainConfig
 from core.engine import data
 from core.engine.devices import GPU_ADVICE
 from core.presets import PRESETS
+from core.results import steady_epoch_seconds
 from tests.conftest import ROOT, require, wait_until
-from ui import access, compared, live, tables, words
+from ui import access, compared, live, run_text, tables
 from ui.resources import get_runner, get_store
 from ui.watcher import Watch
 
@@ -102,7 +104,8 @@ def test_first_render_does_not_import_tensorflow_nor_wait_for_the_gpu_check():
 import json, sys, time
 from PIL import Image as PILImage
 from streamlit.testing.v1 import AppTest
-from core import compare, device_modes, hardware_check, snippet
+from core import device_modes, hardware_check, snippet
+from core.analysis import compare
 began = time.perf_counter()
 at = AppTest.from_file("streamlit_app.py", default_timeout=60).run()
 first = {
@@ -213,7 +216,7 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     for i, result in enumerate(results):
         assert figures["Final test accuracy"][i] == f"{result.final_test_accuracy():.1%}"
         assert figures[f"Time to {target:.0%}"][i] == f"{compare.time_to_accuracy(result, target):.2f} s"
-        assert figures["Steady epoch (mean of 2+)"][i] == f"{compare.steady_epoch_seconds(result):.3f} s"
+        assert figures["Steady epoch (mean of 2+)"][i] == f"{steady_epoch_seconds(result):.3f} s"
         assert figures["Variables on"][i] == "CPU:0" and figures["XLA (`jit_compile`)"][i] == ["off", "off", "on"][i]
         gflops, share = tables.achieved(result)
         # Achieved GFLOP/s is the model's FLOPs per sample times its speed, as a share of the measured peak (which a
@@ -224,9 +227,9 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     # the ratio of the steady epochs in the table (the same samples per epoch on both sides).
     found = compare.speedup(results[0], results[2])
     sentence = compare.speedup_sentence(results[0], results[2], series[0], series[2])
-    assert f"#### {words.plain(sentence)}" in [m.value for m in at.markdown]
+    assert f"#### {run_text.plain(sentence)}" in [m.value for m in at.markdown]
     assert "calls of the step loop after epoch 1" in sentence and series[0] in sentence and series[2] in sentence
-    epochs_ratio = compare.steady_epoch_seconds(results[0]) / compare.steady_epoch_seconds(results[2])
+    epochs_ratio = steady_epoch_seconds(results[0]) / steady_epoch_seconds(results[2])
     assert found.ratio == pytest.approx(epochs_ratio, rel=0.02)
     # What each change bought, each over the run before it, measured in this press.
     (steps,) = [m.value for m in at.markdown if m.value.startswith("| Run | Changed |")]
@@ -266,7 +269,9 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     assert "train" not in reloaded.session_state or not reloaded.session_state["train"].ids
     said = " ".join(m.value for m in reloaded.markdown)
     assert "From the history" in said and f"CPU (multi-step loop, XLA): done, {epochs} epochs" in said
-    assert f"#### {words.plain(sentence)}" in [m.value for m in reloaded.markdown]  # the same headline, from the store
+    assert f"#### {run_text.plain(sentence)}" in [
+        m.value for m in reloaded.markdown
+    ]  # the same headline, from the store
     assert [b.label for b in reloaded.download_button] == downloads
 
 
@@ -352,7 +357,7 @@ def test_a_failed_run_shows_its_one_sentence_not_a_traceback(at):
     assert failed.state == "failed"
     at.session_state["train"] = Watch(ids, started_here=True)
     at.run()
-    assert [e.value for e in at.error] == [words.plain(f"CPU:7: {failed.error}")]  # TFDASH_LOGICAL_CPUS: no italics
+    assert [e.value for e in at.error] == [run_text.plain(f"CPU:7: {failed.error}")]  # TFDASH_LOGICAL_CPUS: no italics
     assert failed.error.startswith("There is no cpu:7") and "\n" not in failed.error
     assert "CPU:7: failed" in " ".join(m.value for m in at.markdown)
     assert not at.exception

@@ -163,7 +163,7 @@ def test_the_legend_goes_on_one_row_where_its_labels_are_short_else_one_a_row():
 
 
 def test_race_chart_puts_training_seconds_on_x_with_every_call_and_a_target_line():
-    from core import compare
+    from core.analysis import compare
     from core.results import CallPoint
 
     result = RunResult(config={"device": "cpu"}, host={}, device={})

@@ -131,14 +131,14 @@ def test_a_removed_node_leaves_its_run_interrupted_and_the_queue_goes_on(cluster
 
 
 def test_a_two_node_comparison_names_each_host_in_its_label(cluster, recorded):
-    from ui import charts, words
+    from ui import charts, run_text
 
     _, store = recorded
     rows = [r for r in store.history() if r.status != "running" and r.epochs_done]  # the module's runs on each node
     by_node = {r.device.split("/")[0]: r for r in rows}
     pair = [by_node["node-b"], by_node["head-a"]]
     results = store.load([r.run_id for r in pair])
-    labels = words.run_labels(pair, [r.config for r in results])
+    labels = run_text.run_labels(pair, [r.config for r in results])
     assert labels[0] != labels[1]
     for label, row in zip(labels, pair, strict=True):
         assert row.host and f"on {row.host}" in label and row.device.split("/")[0].upper() in label

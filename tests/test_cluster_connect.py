@@ -70,7 +70,7 @@ def test_without_a_cluster_named_nothing_imports_ray():
 def test_an_unreachable_cluster_is_one_sentence_on_the_devices_view(monkeypatch):
     from core import device_modes, hardware_check
     from tests.test_app import page
-    from ui import words
+    from ui import run_text
 
     port = closed_port()
     monkeypatch.setenv(connect.ADDRESS_ENV, f"127.0.0.1:{port}")
@@ -83,4 +83,4 @@ def test_an_unreachable_cluster_is_one_sentence_on_the_devices_view(monkeypatch)
     assert hw.cluster.startswith(says) and hw.cluster.endswith("Only this machine's devices are offered.")
     assert hw.nodes == () and not [m for m in device_modes.modes(hw) if "/" in m.key]
     devices = page("Devices")
-    assert any(c.value.startswith(words.plain(says)) for c in devices.caption) and not devices.exception
+    assert any(c.value.startswith(run_text.plain(says)) for c in devices.caption) and not devices.exception

@@ -14,17 +14,18 @@ import zipfile
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import compare
+from core.analysis import compare
 from core.config import TrainConfig
 from core.history import archive
 from core.history.importer import RunFileError, parse_result_file
 from core.history.limits import MAX_FILE_BYTES
 from core.history.rows import history_row
 from core.history.store import Store, get_store
+from core.results import steady_epoch_seconds
 from tests.sample_runs import make_result
 from tests.store_helpers import checkpoint
 from tests.test_app import chart_specs, encoding, page, settle
-from ui import history, live, tables, words
+from ui import history, live, run_text, tables
 from ui.resources import get_runner
 
 # A training small enough for seconds: 200 synthetic images, two epochs (epoch 2 is the steady one).
@@ -72,7 +73,7 @@ def test_a_run_submitted_in_one_session_is_in_another_sessions_history():
     assert row["Host"] == socket.gethostname()
     stored = get_store().get(run_id)
     assert row["Test accuracy"] == pytest.approx(stored.final_test_accuracy() * 100)  # percent, shown as 81.7%
-    assert row["Steady epoch (s)"] == pytest.approx(compare.steady_epoch_seconds(stored))  # as Train says it
+    assert row["Steady epoch (s)"] == pytest.approx(steady_epoch_seconds(stored))  # as Train says it
     assert not second.exception
 
 
@@ -83,7 +84,7 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
     upload(at, "gpu-run.json", data)
     history = at
     assert [s.value for s in history.success] == [
-        words.plain(f"Imported run {run_id} from gpu-server (GPU:0, completed).")
+        run_text.plain(f"Imported run {run_id} from gpu-server (GPU:0, completed).")
     ]
     assert len(get_store().history()) == before + 1
     row = history_table(at).set_index("Run id").loc[run_id]
@@ -110,7 +111,7 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
     slow, fast = sorted(rates, key=rates.get)
     expected = f"{fast} is {rates[fast] / rates[slow]:.1f}× faster than {slow} ("
     (shown,) = [m.value for m in history.markdown if m.value.startswith("#### ")]
-    assert shown.startswith(f"#### {words.plain(expected)}") and "training samples per second" in shown
+    assert shown.startswith(f"#### {run_text.plain(expected)}") and "training samples per second" in shown
     # The runs differ in more than their device, and the page says so.
     assert any(
         "besides the device" in c.value.lower() and "1,000 samples vs 200 samples" in c.value for c in history.caption
@@ -120,7 +121,7 @@ def test_an_uploaded_server_run_appears_with_its_host_and_overlays_a_local_cpu_r
     # The same file again: nothing added, and the page says it is already there.
     upload(at, "gpu-run.json", data)
     assert [i.value for i in at.info] == [
-        words.plain(f"Run {run_id} from gpu-server is already in the history; nothing changed.")
+        run_text.plain(f"Run {run_id} from gpu-server is already in the history; nothing changed.")
     ]
     assert len(get_store().history()) == before + 1
 
@@ -142,7 +143,7 @@ def test_a_bad_file_shows_its_one_sentence_and_changes_nothing(data):
     before = store.path.read_bytes()
     at = upload(page("History"), "bad.json", data)
     history = at
-    assert [e.value for e in history.error] == [words.plain(f"bad.json: {refused.value}")]
+    assert [e.value for e in history.error] == [run_text.plain(f"bad.json: {refused.value}")]
     assert "\n" not in str(refused.value)
     assert not at.exception
     checkpoint(store)
@@ -200,25 +201,25 @@ def test_history_labels_tell_alike_runs_apart():
         row("cccccc3", "2026-11-30T09:00:00+00:00", host="laptop"),
         row("dddddd4", "2026-11-30T09:00:00+00:00", host="laptop"),
     ]
-    labels = words.run_labels(rows)
+    labels = run_text.run_labels(rows)
     assert len(set(labels)) == 4
-    assert labels[0] == f"GPU:0 on gpu-server · {words.short_time(rows[0].when)}"
+    assert labels[0] == f"GPU:0 on gpu-server · {run_text.short_time(rows[0].when)}"
     # Same place, same minute: the run id tells them apart (no minute that does not).
     assert labels[2] == "GPU:0 on laptop · cccccc"
     # One Run's two runs share their id's first 8 digits: their whole ids tell them apart (a legend had one colour).
     group = [row("5f1c2a9e-1", "2026-11-30T09:00:00+00:00"), row("5f1c2a9e-2", "2026-11-30T09:00:00+00:00")]
-    assert words.run_labels(group) == ["GPU:0 on gpu-server · 5f1c2a9e-1", "GPU:0 on gpu-server · 5f1c2a9e-2"]
+    assert run_text.run_labels(group) == ["GPU:0 on gpu-server · 5f1c2a9e-1", "GPU:0 on gpu-server · 5f1c2a9e-2"]
 
 
 def test_markdown_in_an_imported_host_name_stays_text():
     evil = "![x](http://example.invalid/t.png) *bold* $x$ <b>"
-    assert words.plain(evil) == "\\!\\[x\\](http\u2060://example.invalid/t.png) \\*bold\\* \\$x\\$ \\<b\\>"
+    assert run_text.plain(evil) == "\\!\\[x\\](http\u2060://example.invalid/t.png) \\*bold\\* \\$x\\$ \\<b\\>"
     # A directive or emoji (:red[x], :smile:), an entity and the autolinks GFM finds after parsing (www.x, a@b):
     # escaped, or broken by an invisible word joiner. (The browser test reads it rendered: test_share_browser.py.)
-    assert words.plain(":red[x] :smile: &lt; www.evil.example a@b.example") == (
+    assert run_text.plain(":red[x] :smile: &lt; www.evil.example a@b.example") == (
         "\\:red\\[x\\] \\:smile: \\&lt; www\u2060.evil.example a\u2060@b.example"
     )
-    assert words.plain("GPU:0 on gpu-server is 6.1× faster (median of epochs 2+).") == (
+    assert run_text.plain("GPU:0 on gpu-server is 6.1× faster (median of epochs 2+).") == (
         "GPU:0 on gpu-server is 6.1× faster (median of epochs 2+)."
     )
 
@@ -238,7 +239,7 @@ def test_a_comparisons_two_runs_overlay_under_labels_that_say_what_differs_and_i
     assert encoding(race_spec)["color"]["scale"]["domain"] == series
     assert [r["series"] for r in time_rows].count(series[0]) == 2  # two epochs each, not four under one name
     (sentence,) = [m.value for m in at.markdown if m.value.startswith("#### ")]
-    named = [s for s in series if words.plain(s) in sentence]
+    named = [s for s in series if run_text.plain(s) in sentence]
     assert len(named) == 2, sentence  # "X is 2.6x faster than X" named one run twice
     assert "Execution" in history_table(at).columns
 
@@ -251,7 +252,7 @@ def test_a_comparisons_two_runs_overlay_under_labels_that_say_what_differs_and_i
     data = archive.zip_files({f"run-{i}.json": get_store().export_json(i) for i in ids})
     uploader.set_value(("runs.zip", data, "application/zip")).run()
     assert [i.value for i in at.info] == [
-        words.plain(f"Run {i} from {socket.gethostname()} is already in the history; nothing changed.") for i in ids
+        run_text.plain(f"Run {i} from {socket.gethostname()} is already in the history; nothing changed.") for i in ids
     ]
     assert not at.error and not at.exception
     del zipped
@@ -262,7 +263,7 @@ def test_a_zip_with_no_run_inside_says_so_in_one_sentence():
     empty = archive.zip_files({"notes.txt": "hello"})
     at.file_uploader(key="history_upload").set_value(("runs.zip", empty, "application/zip")).run()
     assert [e.value for e in at.error] == [
-        words.plain("runs.zip: the .zip holds no .json file; it must hold run or sweep files (.json)")
+        run_text.plain("runs.zip: the .zip holds no .json file; it must hold run or sweep files (.json)")
     ]
     at.file_uploader(key="history_upload").set_value(("runs.zip", b"not a zip", "application/zip")).run()
     assert [e.value for e in at.error][0].startswith("runs.zip: this is not a readable .zip file")
@@ -303,7 +304,7 @@ def test_a_deleted_run_stays_deleted_when_the_next_file_is_uploaded():
 
 
 def test_pages_showing_the_same_runs_share_one_drawing_of_them(monkeypatch):
-    # A room of viewers had each drawn the same runs' charts, headline and tables for itself (ui/drawn.py).
+    # A room of viewers had each drawn the same runs' charts, headline and tables for itself (ui/draw_once.py).
     from ui import charts
 
     drew = []

@@ -7,7 +7,7 @@ imported run and sweep (`imported_*.json`); next to it are that version's `histo
 `export ID` and `export --csv ID` outputs, byte for byte. Since then two things were added on purpose: an
 `execution` column in the history's JSON rows and in each run's CSV (an old 'fast' reads 'multi-step-loop'),
 and an `elapsed_train_seconds` column last in each run's CSV (training seconds summed from epoch 1); and the steady
-epoch is core.compare's, the mean of epochs 2+, as the page says it: `median_epoch_seconds` is now
+epoch is core.analysis.compare's, the mean of epochs 2+, as the page says it: `median_epoch_seconds` is now
 `steady_epoch_seconds` (these runs have at most one steady epoch, so its value is the same), `history` prints it as
 STEADY S, and an EXECUTION column after DEVICE (the two arms of a comparison differ there).
 """

@@ -138,23 +138,23 @@ def test_every_schema_description_is_read_into_a_marked_phrase():
 
 
 def test_a_sentence_filled_in_english_by_the_cluster_check_reads_back_into_the_pages_language():
-    from core.cluster import said
+    from core.cluster import messages
 
     i18n.set_language("zh")
     try:
-        for template in said.ALL:
+        for template in messages.ALL:
             values = {name: f"v{i}" for i, (name, _spec) in enumerate(fields(template))}
             english = template.format(**values)
-            assert i18n.again(english, said.ALL) == i18n._(template).format(**values), template
+            assert i18n.again(english, messages.ALL) == i18n._(template).format(**values), template
         # A sentence built from another (the cluster's refusal, then what the page offers instead), both read back.
-        inner = said.NONE_NAMED.format(env="TFDASH_RAY_ADDRESS", forms=said.FORMS)
-        outer = i18n.again(said.ONLY_HERE.format(problem=inner), said.ALL)
-        assert outer == i18n._(said.ONLY_HERE).format(problem=i18n._(said.NONE_NAMED).format(
-            env="TFDASH_RAY_ADDRESS", forms=i18n._(said.FORMS)))  # fmt: skip
-        assert i18n.again("Something no template says.", said.ALL) == "Something no template says."
+        inner = messages.NONE_NAMED.format(env="TFDASH_RAY_ADDRESS", forms=messages.FORMS)
+        outer = i18n.again(messages.ONLY_HERE.format(problem=inner), messages.ALL)
+        assert outer == i18n._(messages.ONLY_HERE).format(problem=i18n._(messages.NONE_NAMED).format(
+            env="TFDASH_RAY_ADDRESS", forms=i18n._(messages.FORMS)))  # fmt: skip
+        assert i18n.again("Something no template says.", messages.ALL) == "Something no template says."
     finally:
         i18n.set_language("en")
-    assert i18n.again(inner, said.ALL) == inner  # English stays as it was said
+    assert i18n.again(inner, messages.ALL) == inner  # English stays as it was said
 
 
 def test_what_the_recorder_says_of_a_locked_history_on_the_runners_thread_reads_back_in_chinese(tmp_path, monkeypatch):
@@ -162,7 +162,7 @@ def test_what_the_recorder_says_of_a_locked_history_on_the_runners_thread_reads_
 
     from core.history import paths, recorder
     from core.history.store import Store
-    from core.runner import said as runner_said
+    from core.runner import end_messages
     from tests.sample_runs import make_result
     from tests.test_i18n_app import english_left
 
@@ -179,8 +179,8 @@ def test_what_the_recorder_says_of_a_locked_history_on_the_runners_thread_reads_
     i18n.set_language("zh")
     try:
         said = [i18n.again(note, recorder.SAID) for note in notes]
-        killed = runner_said.ended_early(runner_said.EXITED.format(pid=41, code=1), "point", 0)
-        said.append(i18n.again(killed, runner_said.ALL))
+        killed = end_messages.ended_early(end_messages.EXITED.format(pid=41, code=1), "point", 0)
+        said.append(i18n.again(killed, end_messages.ALL))
     finally:
         i18n.set_language("en")
     assert [english_left(s, {str(store.path)}) for s in said] == [[]] * 4, said

@@ -5,7 +5,7 @@ The real engine on synthetic data, in-process and through the Runner's worker pr
 
 import pytest
 
-from core import compare
+from core.analysis import compare
 from core.config import TrainConfig
 from core.engine import training
 from core.history.store import Store, attach

@@ -60,7 +60,7 @@ def test_xla_on_sets_and_records_jit_compile_in_every_execution_mode(execution):
 
 
 def test_the_compare_command_runs_the_group_and_its_ratio_points_the_way_samples_per_second_do(tmp_path, capsys):
-    from core import compare
+    from core.analysis import compare
     from core.history.store import Store
 
     db = str(tmp_path / "h.db")

@@ -1,4 +1,4 @@
-"""The roofline model (core.roofline) on constructed cases and on real runs; bandwidth and step floor measured once."""
+"""The roofline model (core.analysis.roofline) on constructed cases and on real runs; bandwidth and step floor measured once."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from core import compare, roofline, why
+from core.analysis import compare, roofline, why
 from core.config import TrainConfig
 from core.engine import floor, peak, shapes
 from core.engine.training import train

@@ -8,9 +8,9 @@ import json
 import pyarrow as pa
 import pytest
 
-from core import roofline, why, why_sentences
+from core.analysis import roofline, why, why_sentences
 from tests.test_app import page, run_one_softmax
-from ui import words
+from ui import run_text
 
 
 def charts_by_title(node) -> dict[str, list[list[dict]]]:
@@ -50,6 +50,6 @@ def test_after_a_run_the_roofline_and_the_epoch_breakdown_show_the_runs_point():
     # The bar is the trace's step, read part by part from the trace; the tick is the run's own timer beside it.
     assert sum(parts.values()) == pytest.approx(w.trace.step_seconds * 1e6, rel=0.01)
     assert [r["timer_us"] for r in rows if "timer_us" in r] == [pytest.approx(w.timer * 1e6)]
-    sentence = words.plain(f"{why_sentences.bound_sentence(w)} {why_sentences.trace_check(w)}")
+    sentence = run_text.plain(f"{why_sentences.bound_sentence(w)} {why_sentences.trace_check(w)}")
     assert any(sentence in m.value for m in at.markdown)
     assert any(c.value.startswith("Where a step goes is read from a trace") for c in at.caption)

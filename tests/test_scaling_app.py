@@ -1,6 +1,6 @@
 """The Scaling view: a tiny CPU sweep through the runner, its chart and table; the GPU guard; an imported sweep.
 
-Plus the view's pure parts (ui.charts.throughput_chart, ui.words, ui.tables, ui.live.queue_line) on hand-made points.
+Plus the view's pure parts (ui.charts.throughput_chart, ui.run_text, ui.tables, ui.live.queue_line) on hand-made points.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import uuid
 import pytest
 
 from core.config import SweepConfig, TrainConfig
-from core.crossover import crossover_sentence
 from core.history.store import get_store
 from core.results import SweepPoint, SweepResult, points_frame
+from core.results.crossover import crossover_sentence
 from core.runner import JobStatus
 from tests.sample_runs import SERVER_HOST
 from tests.test_app import chart_specs, page, settle
-from ui import charts, live, words
+from ui import charts, live, run_text
 from ui.resources import get_runner
 
 
@@ -122,7 +122,7 @@ def test_an_uploaded_server_sweep_shows_both_devices_and_where_the_gpu_overtakes
     at.file_uploader(key="history_upload").set_value(("sweep.json", sweep.to_json().encode(), "application/json"))
     at.run()
     (done,) = at.success
-    assert done.value == words.plain(
+    assert done.value == run_text.plain(
         f"Imported sweep {sweep.run_id} from gpu-server (cpu, gpu, completed). It is in the Scaling view."
     )
     scaling = page("Scaling", at)
@@ -155,13 +155,13 @@ def test_idle_sentences_compare_a_steps_arithmetic_at_peak_with_its_measured_tim
     # 1,000 FLOPs per sample at batch 100 is 0.1 MFLOP: 1 µs at 100 GFLOP/s, against a 100 µs step.
     slow = SweepPoint("cpu", 100, 10, 1e6, 1e6, 1e6, step_ms=0.1)
     bigger = SweepPoint("cpu", 1000, 10, 2e6, 2e6, 2e6, step_ms=0.5)
-    (sentence,) = words.idle_sentences([bigger, slow], 1000, {"cpu": {"peak_gflops": 100.0}})
+    (sentence,) = run_text.idle_sentences([bigger, slow], 1000, {"cpu": {"peak_gflops": 100.0}})
     assert sentence == (
         "CPU at batch 100: a step is 0.10 MFLOP, 1.0 µs at this device's large-square-matmul peak of "
         "100 GFLOP/s, but it took 100 µs: at that peak the arithmetic would be 1.0% of the step (matmuls this small "
         "run far below it; the Train view's why times them at their shapes)."
     )
-    assert words.idle_sentences([slow], None, {}) == []
+    assert run_text.idle_sentences([slow], None, {}) == []
 
 
 def test_the_queue_line_says_what_runs_now_and_what_waits_by_position():

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from core import compare, progress
+from core import progress
+from core.analysis import compare
 from core.results import EpochMetrics, RunResult
-from ui import words
+from ui import run_text
 
 
 def _run(host: str, variables_on: str, **config) -> RunResult:
@@ -16,16 +17,16 @@ def _run(host: str, variables_on: str, **config) -> RunResult:
 def test_runs_on_one_device_are_not_said_to_differ_in_the_device_and_none_reads_as_all():
     a = _run("vm", "CPU:0", model="mlp", train_subset=30_000)
     b = _run("vm", "CPU:0")
-    sentence = words.differences_sentence(a, b)
+    sentence = run_text.differences_sentence(a, b)
     assert sentence.startswith(
         "Both on CPU:0 on vm, these runs differ in mlp vs softmax; 30,000 samples vs all samples"
     )
     assert "Besides the device" not in sentence and "None" not in sentence
     other = _run("gpu-server", "GPU:0", device="gpu", batch_size=256)
-    assert words.differences_sentence(other, b).startswith(
+    assert run_text.differences_sentence(other, b).startswith(
         "Besides the device, these runs differ in batch 256 vs batch 100"
     )
-    assert words.differences_sentence(b, _run("vm", "CPU:0")) is None
+    assert run_text.differences_sentence(b, _run("vm", "CPU:0")) is None
 
 
 def test_a_stopped_run_is_stopped_on_every_view():

@@ -1,4 +1,4 @@
-"""The one speed measure (core.compare): steady samples per second, its interval, and every sentence made from it.
+"""The one speed measure (core.analysis.compare): steady samples per second, its interval, and every sentence made from it.
 
 Hand-made runs where the naive wording would be wrong: batch sizes that differ (a step holds 10x the samples),
 a mode with per-epoch set-up outside its calls (model.fit), runs on one device, a file without calls.
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from core import compare
+from core.analysis import compare
 from core.cli.compare import ratio_lines
-from core.results import CallPoint, EpochMetrics, RunResult, SweepPoint
+from core.results import CallPoint, EpochMetrics, RunResult, SweepPoint, steady_epoch_seconds
 
 
 def run(batch: int, steps: int, call_steps: list[float], setup: float = 0.0, epochs: int = 4, tail: float = 0.0,
@@ -56,7 +56,7 @@ def test_model_fit_per_epoch_set_up_counts_so_the_headline_is_the_ratio_of_stead
     fit = run(100, 300, [1.0e-3] * 6, setup=0.020, tail=0.005)
     loop = run(100, 300, [0.2e-3] * 6)
     found = compare.speedup(fit, loop)
-    epochs = compare.steady_epoch_seconds(fit) / compare.steady_epoch_seconds(loop)
+    epochs = steady_epoch_seconds(fit) / steady_epoch_seconds(loop)
     assert found.ratio == pytest.approx(epochs)  # the same samples per epoch: exactly the epochs' ratio
     assert found.ratio == pytest.approx((0.300 + 0.025) / 0.060)  # not the 5.0x of the step times alone
     # The calls add up to the epochs: the measure is the seconds the chart shows.
@@ -70,12 +70,12 @@ def test_the_steady_epoch_is_the_mean_of_epochs_2_on_so_its_ratio_is_the_headlin
     fit = run(100, 300, [3e-3] * 3)
     fit.epochs[2] = EpochMetrics(**{**fit.epochs[2].__dict__, "train_seconds": fit.epochs[2].train_seconds * 3})
     steady = [e.train_seconds for e in fit.epochs[1:]]
-    assert compare.steady_epoch_seconds(fit) == pytest.approx(sum(steady) / 3)
-    ratio = compare.steady_epoch_seconds(fit) / compare.steady_epoch_seconds(loop)
+    assert steady_epoch_seconds(fit) == pytest.approx(sum(steady) / 3)
+    ratio = steady_epoch_seconds(fit) / steady_epoch_seconds(loop)
     assert ratio == pytest.approx(compare.throughput(loop) / compare.throughput(fit))
-    assert ratio != pytest.approx(sorted(steady)[1] / compare.steady_epoch_seconds(loop), rel=0.1)
+    assert ratio != pytest.approx(sorted(steady)[1] / steady_epoch_seconds(loop), rel=0.1)
     assert compare.warmup_cost(fit) == pytest.approx(fit.epochs[0].train_seconds - sum(steady) / 3)
-    assert compare.steady_epoch_seconds(run(100, 300, [1e-3], epochs=1)) is None
+    assert steady_epoch_seconds(run(100, 300, [1e-3], epochs=1)) is None
 
 
 def test_a_stall_counts_for_the_seconds_it_took_and_widens_the_interval():

@@ -11,11 +11,11 @@ from dataclasses import replace
 
 import pytest
 
-from core import compare
 from core.cli import main
 from core.config import TrainConfig
 from core.history.database import MIGRATIONS, process_token
 from core.history.store import Store, StoreError, default_db_path
+from core.results import steady_epoch_seconds
 from tests.conftest import ROOT
 from tests.sample_runs import make_epochs, make_result
 from tests.store_helpers import integrity_check, records, save_record
@@ -272,7 +272,7 @@ def test_an_epochs_write_costs_the_same_at_any_epoch_it_reads_no_earlier_epoch(t
         assert (row.epochs_done, row.final_test_accuracy, row.steady_epoch_seconds) == (
             300,
             run.final_test_accuracy(),
-            compare.steady_epoch_seconds(run),
+            steady_epoch_seconds(run),
         )  # exactly what a loaded run says
         # Out of order (an epoch written again after a refused write): read back once, and right again.
         store.add_epoch(run.run_id, run.epochs[10], run)

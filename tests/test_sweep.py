@@ -10,10 +10,10 @@ import pytest
 
 from core.cli import main
 from core.config import ConfigError
-from core.crossover import crossover_sentence
 from core.engine import limits, models, peak
 from core.engine.sweep import SweepConfig, SweepPoint, SweepResult, run_sweep
 from core.history.importer import RunFileError, validate_sweep
+from core.results.crossover import crossover_sentence
 from tests.conftest import ROOT, borrowed, run_cli
 
 QUICK = dict(model="softmax", batch_sizes=(16, 256), steps=30, repeats=3)
@@ -139,7 +139,7 @@ def test_sweep_file_round_trips_and_says_what_it_is(cpu_sweep):
     result, _ = cpu_sweep
     data = json.loads(result.to_json())
     assert (data["schema_version"], data["kind"], data["status"]) == (1, "sweep", "completed")
-    assert "crossover" not in data  # derived on read, from the points (core.crossover)
+    assert "crossover" not in data  # derived on read, from the points (core.results.crossover)
     again = SweepResult.from_dict(data)
     assert crossover_sentence(again.points) == "A crossover needs two devices measured, e.g. cpu and gpu."
     assert again.points == result.points and again.config == result.config

@@ -16,12 +16,14 @@ from tensorboard.compat.proto import types_pb2
 from tensorboard.plugins.hparams import plugin_data_pb2
 from tensorboard.util import tensor_util
 
-from core import compare, tensorboard
+from core import tensorboard
+from core.analysis import compare
 from core.cli.tensorboard import logdir_zip
 from core.history.profiles import xspace
 from core.history.store import Store
 from tests.conftest import run_cli
 from tests.test_app import page
+from ui.resources import get_store
 
 TINY = ["--dataset", "synthetic", "--train-subset", "300", "--batch-size", "50", "--epochs", "3"]
 EPOCH_TAGS = {"accuracy/test": "test_accuracy", "accuracy/train": "train_accuracy", "loss/test": "test_loss"}
@@ -53,6 +55,7 @@ def exported(tmp_path_factory):
     # A history of this module's own: the session's file read "disk I/O error" here once, after other tests' writes.
     with pytest.MonkeyPatch.context() as env:
         env.setenv("TFDASH_DB", str(tmp_path_factory.mktemp("tensorboard") / "runs.sqlite3"))
+        get_store.clear()  # the page reads $TFDASH_DB once per process: this module's file, then the session's again
         proc = run_cli("compare", *TINY, "--axis", "execution", "--values", "keras-fit,multi-step-loop")
         assert proc.returncode == 0, proc.stderr
         store = Store(os.environ["TFDASH_DB"])
@@ -65,6 +68,7 @@ def exported(tmp_path_factory):
             == f"Wrote 2 runs (2 with a profile trace) to {logs}. Open it with: tensorboard --logdir {logs}"
         )
         yield store, ids, logs
+    get_store.clear()
 
 
 def test_each_run_reads_back_in_tensorboard_as_the_history_stored_it(exported):

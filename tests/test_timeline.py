@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pytest
 
-from core import compare
+from core.analysis import compare
 from core.config import EXECUTIONS, TrainConfig
 from core.engine import data as datasets
 from core.engine.learned import STRIP_SIZE, strip_indices

@@ -1,4 +1,4 @@
-"""The why (core.why): the trace's parts read from a real profiler trace and held against the run's own timer, the line
+"""The why (core.analysis.why): the trace's parts read from a real profiler trace and held against the run's own timer, the line
 as a model that a third batch size tests (and a doctored line fails), the bound only where the trace puts half the
 step, and the advice's direction against a real sweep of the same model."""
 
@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from core import why, why_sentences
+from core.analysis import why, why_sentences
 from core.config import SweepConfig, TrainConfig
 from core.results import CallPoint, EpochMetrics, RunResult
 from core.results.measurements import GAPS, OPS, Limits, Measurements, ShapeTiming, StepTiming, TraceSummary

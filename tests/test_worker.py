@@ -16,8 +16,7 @@ import pytest
 from core import i18n
 from core.config import TrainConfig
 from core.history.store import Store, attach
-from core.runner import Runner
-from core.runner import said as runner_said
+from core.runner import Runner, end_messages
 from core.runner.protocol import STOP_GRACE_SECONDS
 from tests.conftest import ROOT, wait_until
 
@@ -82,7 +81,7 @@ def test_a_worker_killed_mid_run_leaves_the_job_interrupted_and_the_queue_goes_o
     )
     i18n.set_language("zh")  # the page reads the runner's English sentence back in its language
     try:
-        said = i18n.again(final.error, runner_said.ALL)
+        said = i18n.again(final.error, end_messages.ALL)
     finally:
         i18n.set_language("en")
     assert (

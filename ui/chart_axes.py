@@ -17,7 +17,7 @@ from core.i18n import _
 
 ROW_CHARACTERS = 30  # a legend's labels up to this many characters in all share one row of a half-width chart
 LINE_CHARACTERS = 36  # a label longer than this goes on a line per part (PART) in a half-width chart at 1280x720
-PART = " · "  # what a label's parts are joined by (ui.words.run_labels)
+PART = " · "  # what a label's parts are joined by (ui.run_text.run_labels)
 TICK_STEPS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25)  # accuracy ticks, as a share
 MOST_TICKS = 5
 HEADROOM = 0.06  # of the axis' span, above the highest point: no curve runs along the plot's top edge

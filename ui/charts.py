@@ -124,7 +124,7 @@ def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None, smoothi
 
 
 def race_frame(points: Sequence[Sequence[dict]], labels: Sequence[str]) -> pd.DataFrame:
-    """Several runs' core.compare.race_points as one table with a 'series' column."""
+    """Several runs' core.analysis.compare.race_points as one table with a 'series' column."""
     rows = [{**p, "series": label} for run, label in zip(points, labels, strict=True) for p in run]
     return pd.DataFrame(rows, columns=["series", "epoch", "seconds", "samples", "accuracy", "loss", "kind"])
 

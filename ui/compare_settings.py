@@ -12,7 +12,7 @@ import streamlit as st
 from core import device_modes, hardware_check
 from core.axes import AXES, MAX_VALUES, MIN_VALUES, Comparison
 from core.i18n import _
-from ui import kept
+from ui import view_state
 
 AS_DEVICE = ""  # the Device choice's own runs: one device, CPU vs GPU, or the execution modes
 DEFAULTS = {"axis": AS_DEVICE, "axis_choices": [], "axis_numbers": ""}
@@ -49,7 +49,7 @@ def options_for(axis: str, hw: hardware_check.Hardware) -> list[str]:
 
 def axis_ui(hw: hardware_check.Hardware) -> None:
     """Compare along an axis, with its values, or as the Device choice says; comparison() reads them."""
-    kept.restore(DEFAULTS)
+    view_state.restore(DEFAULTS)
     ss, sb = st.session_state, st.sidebar
     sb.selectbox(
         _("Compare along"),
@@ -73,7 +73,7 @@ def axis_ui(hw: hardware_check.Hardware) -> None:
                       help=_("{low} to {high} values, comma-separated; the first is the reference.").format(**words))  # fmt: skip
     if axis in AXES and axis != "device":
         sb.caption(_("Each value runs on the Device choice's device (the GPU, for CPU vs GPU)."))
-    kept.remember(DEFAULTS)
+    view_state.remember(DEFAULTS)
 
 
 def comparison() -> Comparison | None:

@@ -15,8 +15,10 @@ from typing import Any
 
 import streamlit as st
 
-from core import changes, hardware_check, i18n
+from core import hardware_check, i18n
+from core.analysis import changes
 from core.axes import AXES, axis_of
+from core.device_spec import device_name
 from core.engine import data as datasets
 from core.engine import models
 from core.i18n import N_, _, ngettext
@@ -100,7 +102,7 @@ def _words(field: str, value: Any, plain: bool) -> str:
 
 
 def _place(device: str) -> str:
-    return _("the CPU") if device.split("/")[-1] == "cpu" else device.upper()
+    return _("the CPU") if device_name(device).local == "cpu" else device.upper()
 
 
 def what(configs: Sequence[dict], plain: bool = False) -> str:

@@ -14,12 +14,13 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from core import axes, changes, compare
+from core import axes
 from core import busy as core_busy
+from core.analysis import changes, compare
 from core.i18n import N_, _
-from core.results import RunResult
+from core.results import RunResult, steady_epoch_seconds
 from core.states import State
-from ui import chart_aids, charts, compared, drawn, layout, learned, ratios, tables, words
+from ui import chart_aids, charts, compared, draw_once, layout, learned, ratios, run_text, tables
 
 X_AXES = {"clock": N_("Training seconds (the race)"), "epoch": N_("Epoch")}
 MEASURED = N_(
@@ -56,7 +57,7 @@ MEASURED_HELP = N_(
 
 def pair_of(results: list[RunResult]) -> tuple[int, int] | None:
     """(baseline, other) indexes of two runs, the slower baseline first, so the headline reads 'N× faster'; of a
-    chain of changes (core.changes), its first and last run (the table under the charts shows each change)."""
+    chain of changes (core.analysis.changes), its first and last run (the table under the charts shows each change)."""
     if not all(r.epochs for r in results):
         return None
     if changes.is_chain(results):
@@ -160,9 +161,9 @@ def headline_ui(results: list[RunResult], labels: list[str], pair: tuple[int, in
         # Along one axis the sentence names its values: "mixed_bfloat16 is 1.4× faster than float32 on GPU:0 (...)".
         names, where = axes.value_names(configs) or (labels, "")
     sentence = compare.speedup_sentence(results[base], results[other], names[base] + where, names[other])
-    st.markdown(f"#### {words.plain(sentence)}")
+    st.markdown(f"#### {run_text.plain(sentence)}")
     busy = core_busy.busy_sentence(results)  # measured: the rest of the machine's CPU time during the steady epochs
-    st.caption(_(COVERS) if busy is None else f":orange[**{_(BUSY_MARK)}**] {words.plain(busy)}")
+    st.caption(_(COVERS) if busy is None else f":orange[**{_(BUSY_MARK)}**] {run_text.plain(busy)}")
     return sentence
 
 
@@ -190,7 +191,7 @@ STEADY = N_("Steady epoch (mean of 2+)")
 
 def _column(result: RunResult, target: float | None) -> dict[str, str]:
     """One run's figures, by the table's row names."""
-    epoch, rate, warm = compare.steady_epoch_seconds(result), compare.throughput(result), compare.warmup_cost(result)
+    epoch, rate, warm = steady_epoch_seconds(result), compare.throughput(result), compare.warmup_cost(result)
     gflops, share = tables.achieved(result)
     column = {_("Final test accuracy"): f"{result.final_test_accuracy():.1%}"}
     if target is not None:
@@ -234,10 +235,12 @@ def numbers_ui(results: list[RunResult], labels: list[str], target: float | None
     table = numbers_frame(results, labels, target)
     if table.empty:
         return
-    head = "| | " + " | ".join(words.plain(str(c)) for c in table.columns) + " |\n|---|" + "---|" * len(table.columns)
+    head = (
+        "| | " + " | ".join(run_text.plain(str(c)) for c in table.columns) + " |\n|---|" + "---|" * len(table.columns)
+    )
     # The figures' names are the page's own words (Markdown: `jit_compile` is code); a run's label or value may come
     # from another machine's file, so it is shown as text.
-    body = [f"| {name} | " + " | ".join(words.plain(str(v)) for v in row) + " |" for name, row in table.iterrows()]
+    body = [f"| {name} | " + " | ".join(run_text.plain(str(v)) for v in row) + " |" for name, row in table.iterrows()]
     st.markdown("\n".join([head, *body]))
     st.caption(_(NUMBERS_NOTE))
 
@@ -254,7 +257,7 @@ def compare_ui(
     by_value: the runs are one machine's comparison along an axis, so the headline names the axis' values
     (History's runs may come from several machines: their labels name the hosts). Returns the (baseline,
     other) pair the headline compares, or None. in_progress: per run, its epoch still training, or None.
-    key: the runs' ids and progress (ui.drawn): every page then shows one drawing per change, drawn once.
+    key: the runs' ids and progress (ui.draw_once): every page then shows one drawing per change, drawn once.
     """
     # The headline, then the charts, first on screen; the controls under them set what they show.
     headline, above = st.container(key="headline"), st.container()
@@ -263,17 +266,17 @@ def compare_ui(
     settings = None if key is None else (key, tuple(labels), axis, target, by_value, smoothing)
     pair = pair_of(results)
     with headline:
-        sentence = drawn.once(settings, headline_ui, results, labels, pair, by_value)
+        sentence = draw_once.once(settings, headline_ui, results, labels, pair, by_value)
     with above:
-        drawn.once(settings, charts_ui, results, labels, axis, target, in_progress, smoothing)
-    drawn.once(settings, below_ui, results, labels, target, sentence)
+        draw_once.once(settings, charts_ui, results, labels, axis, target, in_progress, smoothing)
+    draw_once.once(settings, below_ui, results, labels, target, sentence)
     return pair
 
 
 def below_ui(results: list[RunResult], labels: list[str], target: float | None, sentence: str) -> None:
     """Under the charts: what the headline measures and its terms, the ratios, the numbers, what the models learned."""
     if sentence:
-        st.caption(words.plain(_(MEASURED).format(calls=calls_words(results, labels))), help=_(MEASURED_HELP))
+        st.caption(run_text.plain(_(MEASURED).format(calls=calls_words(results, labels))), help=_(MEASURED_HELP))
     compared.terms_ui(" ".join([sentence, *labels]))
     ratios.ratios_ui(results, labels)
     numbers_ui(results, labels, target)

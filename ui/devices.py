@@ -10,9 +10,9 @@ import streamlit as st
 
 from core import hardware_check, i18n
 from core.cli.devices import limits_words
-from core.cluster import connect, said
+from core.cluster import connect, messages
 from core.i18n import N_, _
-from ui import access, compared, layout, roofline, watcher, words
+from ui import access, compared, layout, roofline, run_text, watcher
 from ui.labels import series_labels
 from ui.resources import hardware
 
@@ -47,18 +47,20 @@ def devices_ui(hw: hardware_check.Hardware, snap: watcher.JobsNow) -> None:
 def cluster_ui(hw: hardware_check.Hardware) -> None:
     """Each node of the Ray cluster, as the node lists itself; a device there is NODE/cpu, NODE/gpu:0."""
     st.subheader(_("Ray cluster"))
-    sentence = i18n.again(hw.cluster, said.ALL)  # said by the cluster check's thread, in English
+    sentence = i18n.again(hw.cluster, messages.ALL)  # said by the cluster check's thread, in English
     if access.allowed():  # the cluster's address, and Ray's dashboard there, are the presenter's to see
         link = connect.dashboard_url()
-        st.caption(words.plain(sentence + (" " + _("Ray's own dashboard: {link}").format(link=link) if link else "")))
+        st.caption(
+            run_text.plain(sentence + (" " + _("Ray's own dashboard: {link}").format(link=link) if link else ""))
+        )
     else:
-        st.caption(words.plain(redacted(sentence, hw.cluster_address)))
+        st.caption(run_text.plain(redacted(sentence, hw.cluster_address)))
     for node in hw.nodes:
         if node.get("message"):
-            st.warning(words.plain(i18n.again(node["message"], said.ALL)))
+            st.warning(run_text.plain(i18n.again(node["message"], messages.ALL)))
             continue
         host = node["host"]
-        title = f"{node['name']} · {words.plain(str(host.get('hostname') or '?'))}"
+        title = f"{node['name']} · {run_text.plain(str(host.get('hostname') or '?'))}"
         rows = [
             (
                 _("Devices"),
@@ -67,7 +69,7 @@ def cluster_ui(hw: hardware_check.Hardware) -> None:
             )
         ]
         rows += [
-            (k, words.plain(str(v)))
+            (k, run_text.plain(str(v)))
             for k, v in hardware_check.host_rows(hardware_check.Hardware(hardware_check.READY, host=host))
         ]
         st.markdown(f"| | {title} |\n|---|---|\n" + "\n".join(f"| **{k}** | {v} |" for k, v in rows))

@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.history.rows import HistoryRow
 from core.i18n import _
-from ui import words
+from ui import run_text
 
 
 def comparison_groups(rows: list[HistoryRow]) -> dict[str, list[str]]:
@@ -36,7 +36,7 @@ def group_label(by_id: dict[str, HistoryRow], groups: dict[str, list[str]], grou
     first = by_id[groups[group][0]]
     said = _("{when} · {n} runs · {model} on {dataset} · {group}")
     n = len(groups[group])
-    return said.format(when=words.short_time(first.when), n=n, model=first.model, dataset=first.dataset, group=group)
+    return said.format(when=run_text.short_time(first.when), n=n, model=first.model, dataset=first.dataset, group=group)
 
 
 def linked_group(groups: dict[str, list[str]]) -> None:

@@ -9,14 +9,26 @@ from functools import partial
 
 import streamlit as st
 
-from core import compare
+from core.analysis import compare
 from core.history import archive, profiles
 from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
 from core.history.store import Store, StoreError
 from core.i18n import _, ngettext
 from core.states import State
-from ui import access, comparison, drawn, groups, kept, layout, salvage, tables, tensorboard_log, watcher, words
+from ui import (
+    access,
+    comparison,
+    draw_once,
+    groups,
+    layout,
+    run_text,
+    salvage,
+    tables,
+    tensorboard_log,
+    view_state,
+    watcher,
+)
 from ui.resources import get_store
 
 PICK = {"history_pick": []}  # kept across views: the runs picked to overlay
@@ -80,7 +92,7 @@ def import_one(name: str, data: bytes, picked: list[int]) -> tuple[str, str]:
     ss = st.session_state
     level, sentence, outcome = import_file(get_store(), name, data)
     if outcome is not None and outcome.kind == "sweep":
-        ss[kept.KEPT] = {**ss.get(kept.KEPT, {}), "sweep_pick": outcome.run_id}  # shown first on Scaling
+        ss[view_state.KEPT] = {**ss.get(view_state.KEPT, {}), "sweep_pick": outcome.run_id}  # shown first on Scaling
         ss.pop("sweep_pick", None)
         sentence += " " + _("It is in the Scaling view.")
     elif outcome is not None:  # a run: picked for the charts, next to whatever was picked already
@@ -129,7 +141,7 @@ def upload_ui() -> None:
         on_change=on_upload,
     )
     for level, sentence in st.session_state.get("import_messages") or []:
-        {"success": st.success, "info": st.info, "error": st.error}[level](words.plain(sentence))
+        {"success": st.success, "info": st.info, "error": st.error}[level](run_text.plain(sentence))
 
 
 def pick_ui(rows: list[HistoryRow]) -> list[HistoryRow]:
@@ -141,7 +153,7 @@ def pick_ui(rows: list[HistoryRow]) -> list[HistoryRow]:
         _("Runs to overlay (pick two to compare them)"),
         list(by_id),
         key="history_pick",
-        format_func=lambda i: words.pick_label(by_id[i]),
+        format_func=lambda i: run_text.pick_label(by_id[i]),
         placeholder=_("Choose runs from the table"),
         on_change=ask_delete,  # a new pick withdraws a pending "delete?" question
         args=(None,),
@@ -158,11 +170,11 @@ def compare_ui(store: Store, picked: list[HistoryRow]) -> None:
         return
     pair = comparison.compare_ui(
         runs,
-        words.run_labels(picked, [{**r.config, "jit_compile": bool(r.device.get("jit_compile"))} for r in runs]),
-        key=drawn.stored_key(runs),  # every page picking these runs shows one drawing (ui/drawn.py)
+        run_text.run_labels(picked, [{**r.config, "jit_compile": bool(r.device.get("jit_compile"))} for r in runs]),
+        key=draw_once.stored_key(runs),  # every page picking these runs shows one drawing (ui/draw_once.py)
     )
-    if pair and (sentence := words.differences_sentence(runs[pair[0]], runs[pair[1]])):
-        st.caption(words.plain(sentence))
+    if pair and (sentence := run_text.differences_sentence(runs[pair[0]], runs[pair[1]])):
+        st.caption(run_text.plain(sentence))
 
 
 def actions_ui(store: Store, picked: list[HistoryRow]) -> None:
@@ -254,10 +266,10 @@ def history_ui() -> None:
 
 def main() -> None:
     layout.style()
-    kept.restore(PICK)
+    view_state.restore(PICK)
     snap = watcher.jobs_now([])
     history_ui()
-    kept.remember(PICK)
+    view_state.remember(PICK)
     watcher.live_ui(snap)  # the queue line; a run that finishes reruns the page, so the table includes it
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import axes, changes, compare
+from core import axes
+from core.analysis import changes, compare
 from core.i18n import _
 from core.results import RunResult
-from ui import words
+from ui import run_text
 
 
 def ratios_ui(results: list[RunResult], labels: list[str]) -> None:
@@ -21,7 +22,7 @@ def ratios_ui(results: list[RunResult], labels: list[str]) -> None:
     head = _("| Value{where} | Samples / s | Speedup vs {first} |").format(where=where, first=names[0])
     rows = [head, "|---|---|---|"]
     for name, (rate, ratio) in zip(names, compare.ratio_rows(results), strict=True):
-        rows.append(f"| {words.plain(name)} | {rate} | {ratio} |")
+        rows.append(f"| {run_text.plain(name)} | {rate} | {ratio} |")
     st.markdown("\n".join(rows))
 
 
@@ -29,5 +30,5 @@ def steps_ui(results: list[RunResult], labels: list[str]) -> None:
     """A chain of changes: what each run changed, its steady samples/s, and its speedup over the run before it."""
     rows = [_("| Run | Changed | Samples / s | Speedup over the run above |"), "|---|---|---|---|"]
     for label, (changed, rate, ratio) in zip(labels, changes.step_rows(results), strict=True):
-        rows.append(f"| {words.plain(label)} | {words.plain(changed) or '—'} | {rate} | {ratio} |")
+        rows.append(f"| {run_text.plain(label)} | {run_text.plain(changed) or '—'} | {rate} | {ratio} |")
     st.markdown("\n".join(rows))

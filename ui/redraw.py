@@ -2,7 +2,7 @@
 
 A page reruns whole (charts, headline, tables) when a job starts or ends, when a run has its first points, at each
 round of runs taking turns, and otherwise at most every REDRAW_S while epochs land; its live fragment redraws only
-text between (ui.watcher). ui.drawn takes every page's shared frame of the runs by the same rule.
+text between (ui.watcher). ui.draw_once takes every page's shared frame of the runs by the same rule.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from core import hardware_check, i18n
-from core.cluster import said
+from core.cluster import messages
 from core.engine import memory
 from core.engine.kinds import JOB_KINDS
 from core.history import store as history
@@ -47,7 +47,7 @@ def start() -> str | None:
     """Start what every page needs (the hardware check, the runner and its history); a sentence if it cannot."""
     if warning := hardware().cluster_warning:  # starts the GPU check in a subprocess; the page does not wait for it
         st.warning(
-            i18n.again(warning, said.ALL)
+            i18n.again(warning, messages.ALL)
         )  # every page: a cluster used without token authentication runs anyone's code
     try:
         get_runner()  # opens the run history: an unusable file is one sentence, not a traceback

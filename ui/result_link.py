@@ -19,7 +19,7 @@ from core.history.store import StoreError
 from core.i18n import N_, _
 from core.results import RunResult
 from core.states import State
-from ui import compared, groups, words
+from ui import compared, groups, run_text
 from ui.labels import distinct_labels
 from ui.resources import get_store
 
@@ -68,7 +68,7 @@ def labels(results: list[RunResult]) -> list[str]:
     differs, the XLA each used included); runs of another host as History names them ('GPU:0 on gpu-server')."""
     configs = [{**r.config, "jit_compile": bool(r.device.get("jit_compile"))} for r in results]
     if any(r.host.get("hostname") != socket.gethostname() for r in results):
-        return words.run_labels([history_row(r) for r in results], configs)
+        return run_text.run_labels([history_row(r) for r in results], configs)
     return distinct_labels([str(c.get("device") or "?").upper() for c in configs], configs)
 
 
@@ -81,7 +81,7 @@ def status_line(results: list[RunResult], names: list[str]) -> str:
         )
         for r, name in zip(results, names, strict=True)
     ]
-    when = words.short_time(results[0].started_at)
+    when = run_text.short_time(results[0].started_at)
     return _(FROM_HISTORY).format(when=when, line="  ·  ".join(parts))
 
 
@@ -108,9 +108,9 @@ def pointer_ui() -> None:
     group, results = found
     what = compared.what([r.config for r in results])
     said = _("Your last comparison is in History: {what}, {when}.").format(
-        what=what, when=words.short_time(results[0].started_at)
+        what=what, when=run_text.short_time(results[0].started_at)
     )
-    st.caption(words.plain(said))
+    st.caption(run_text.plain(said))
     left, right, _rest = st.columns([2, 2, 3], vertical_alignment="center")
     here = {groups.GROUP_PARAM: group}
     left.page_link("ui/history.py", label=_("Open it in History"), icon=":material/history:", query_params=here)

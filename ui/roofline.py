@@ -1,6 +1,6 @@
 """Why a device wins or loses: the roofline (log-log) and where a steady-state epoch goes, for Train and Scaling.
 
-The figures come from core.roofline and core.why (no TensorFlow): each device's compute roof and bandwidth
+The figures come from core.analysis.roofline and core.analysis.why (no TensorFlow): each device's compute roof and bandwidth
 slope, each run as its own point in its own colour (or a sweep's points), and a stacked bar per run of its
 steady epoch's measured parts (fixed cost per step, the layers' products at their shapes, memory traffic at the
 measured bandwidth, other per-sample work, the epoch's set-up) and what they leave unexplained, with the
@@ -15,10 +15,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from core import roofline, why
+from core.analysis import roofline, why
 from core.i18n import N_, _
 from core.results import RunResult, SweepPoint
-from ui import charts, step_trace, words
+from ui import charts, run_text, step_trace
 
 
 def roof_frame(roofs: Sequence[roofline.Roof], low: float, high: float) -> pd.DataFrame:
@@ -131,7 +131,7 @@ def runs_ui(results: Sequence[RunResult], labels: Sequence[str]) -> None:
                 "{label}: where its step goes needs the measurements a run makes after its first epoch; this run "
                 "has none (an older file)."
             )
-            st.caption(words.plain(said.format(label=label)))
+            st.caption(run_text.plain(said.format(label=label)))
     step_trace.sentences_ui(explained, _unmeasured, limits_note)
 
 

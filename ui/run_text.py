@@ -11,6 +11,7 @@ from datetime import datetime
 
 from core import progress
 from core.config import TrainConfig
+from core.device_spec import parse_device_name
 from core.history.rows import HistoryRow, SweepRow
 from core.i18n import _
 from core.results import RunResult, SweepPoint
@@ -47,8 +48,9 @@ def short_time(iso: str | None) -> str:
 def where(row: HistoryRow) -> str:
     """'GPU:0 on gpu-server', 'NODE-B/CPU:0 on vm': where the variables lived (else the device asked for), the Ray
     node when it ran on one, and the host."""
-    device = row.variables_on or (row.device or "?").upper().rpartition("/")[2]
-    node = (row.device or "").rpartition("/")[0]
+    spec = parse_device_name(row.device)
+    device = row.variables_on or (spec.local.upper() if spec else "?")
+    node = spec.node if spec else None
     where_from = f"{node.upper() + '/' if node else ''}{device}"
     return _("{device} on {host}").format(device=where_from, host=row.host or _("an unknown host"))
 

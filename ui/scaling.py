@@ -11,14 +11,14 @@ import streamlit as st
 
 from core import device_modes, hardware_check
 from core.config import DEFAULT_BATCH_SIZES, MAX_HIDDEN, MAX_REPEATS, MAX_STEPS, ConfigError
-from core.crossover import crossover_sentence
 from core.engine import models
 from core.history.rows import result_csv
 from core.history.store import Store, StoreError
 from core.i18n import N_, _
 from core.results import SweepPoint, SweepResult, points_frame
+from core.results.crossover import crossover_sentence
 from core.runner import JobStatus
-from ui import charts, kept, layout, live, roofline, sweep_plan, tables, watcher, words
+from ui import charts, layout, live, roofline, run_text, sweep_plan, tables, view_state, watcher
 from ui.resources import get_store, hardware
 
 KIND = "sweep"
@@ -78,7 +78,7 @@ def settings_ui(hw: hardware_check.Hardware) -> None:
     ss = st.session_state
     devices = sweep_plan.sweep_devices(hw)
     keys = {**DEFAULTS, **{device_key(d): False for d in devices}}
-    kept.restore(keys)
+    view_state.restore(keys)
     offered = ss.setdefault("sw_offered", set())
     model, width, repeats, steps = st.columns(4)
     model.selectbox(
@@ -113,7 +113,7 @@ def settings_ui(hw: hardware_check.Hardware) -> None:
         col.checkbox(mode.label, key=key, disabled=bool(reason))
         if reason:
             col.caption(_("unavailable: {reason}").format(reason=reason))
-    kept.remember(k for k in keys if k != "sweep_pick")
+    view_state.remember(k for k in keys if k != "sweep_pick")
 
 
 def problem_ui(hw: hardware_check.Hardware) -> str | None:
@@ -147,13 +147,13 @@ def result_ui(points: list[SweepPoint], model: dict, devices: dict) -> None:
         charts.show(st, charts.throughput_chart(points_frame(points)))
     crossover = crossover_sentence(points)
     if len({p.device for p in points}) > 1:
-        st.markdown(f"### {words.plain(crossover)}")
+        st.markdown(f"### {run_text.plain(crossover)}")
     else:
-        st.caption(words.plain(crossover))
+        st.caption(run_text.plain(crossover))
     for p in points:
         if p.error:
             said = _("{device} at batch {batch}: {problem}").format(device=p.label, batch=p.batch_size, problem=p.error)
-            st.warning(words.plain(said))
+            st.warning(run_text.plain(said))
     number = st.column_config.NumberColumn
     st.dataframe(
         tables.sweep_table(points).rename(columns=_),  # the headings in the page's language
@@ -168,8 +168,8 @@ def result_ui(points: list[SweepPoint], model: dict, devices: dict) -> None:
             _("Share of peak"): number(format="percent", help=_("Achieved GFLOP/s ÷ the device's peak from a large matrix multiply.")),
         },
     )  # fmt: skip
-    for sentence in words.idle_sentences(points, model.get("train_flops_per_sample"), devices):
-        st.markdown(f"- {words.plain(sentence)}")
+    for sentence in run_text.idle_sentences(points, model.get("train_flops_per_sample"), devices):
+        st.markdown(f"- {run_text.plain(sentence)}")
     roofline.sweep_ui(points, model, devices)  # each point on its device's roofline
     with st.expander(_("Why a small model leaves a GPU idle, and why fusing steps helps")):
         st.markdown(_(WHY_IDLE))
@@ -196,18 +196,18 @@ def stored_ui(store: Store, sweep: tuple[JobStatus, ...]) -> None:
         _("Sweep"),
         options,
         key="sweep_pick",
-        format_func=lambda i: words.sweep_pick_label(rows[i]) if i in rows else _("this page's last sweep"),
+        format_func=lambda i: run_text.sweep_pick_label(rows[i]) if i in rows else _("this page's last sweep"),
     )
-    kept.remember(["sweep_pick"])
+    view_state.remember(["sweep_pick"])
     try:
         result = unstored.get(picked) or store.get_sweep(picked)
     except StoreError as err:  # a stored sweep this version cannot read: said, not raised
-        st.error(words.plain(str(err)))
+        st.error(run_text.plain(str(err)))
         return
     if result is None:
         return
     if result.error:
-        st.error(words.plain(result.error))
+        st.error(run_text.plain(result.error))
     result_ui(result.points, result.model, result.devices)
     left, right, _rest = st.columns([1, 1, 2])
     name = f"sweep-{picked}"

@@ -1,5 +1,5 @@
 """Where a run's step goes, as its trace read it, for Train: a stacked bar per run of the traced step's parts with the
-run's own timer beside it, and the sentences of the why (core.why_sentences): the bound and the trace's check, the
+run's own timer beside it, and the sentences of the why (core.analysis.why_sentences): the bound and the trace's check, the
 line and its test, the floors, the advice."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from core import why, why_sentences
+from core.analysis import why, why_sentences
 from core.i18n import N_, _
-from ui import charts, words
+from ui import charts, run_text
 
 CAVEAT = N_(
     "Where a step goes is read from a trace of TensorFlow's profiler over a window of a throwaway copy of the step, "
@@ -123,14 +123,16 @@ def sentences_ui(explained: Sequence[tuple], not_measured: Callable, limits_note
     for w, r, label in explained:
         if w.trace is None and r.measured.trace_error:  # said in English by the worker: a known sentence reads back
             said = _("{label}: the profiler traced no window of its step: {why}.")
-            st.caption(words.plain(said.format(label=label, why=_(r.measured.trace_error))))
+            st.caption(run_text.plain(said.format(label=label, why=_(r.measured.trace_error))))
         said = [x for x in (why_sentences.bound_sentence(w), why_sentences.trace_check(w)) if x]
-        st.markdown(f"- **{words.plain(label)}**: {words.plain(' '.join(said))}")
+        st.markdown(f"- **{run_text.plain(label)}**: {run_text.plain(' '.join(said))}")
         for extra in (why_sentences.line_sentence(w), why_sentences.floors_sentence(w), why_sentences.advice(w)):
             if extra:
-                st.caption(words.plain(extra))
+                st.caption(run_text.plain(extra))
         if unmeasured := not_measured(r):
-            st.caption(words.plain(_("{label}: {unmeasured} not measured.").format(label=label, unmeasured=unmeasured)))
+            st.caption(
+                run_text.plain(_("{label}: {unmeasured} not measured.").format(label=label, unmeasured=unmeasured))
+            )
         if note := limits_note(r):
-            st.caption(words.plain(_("{label}: {words}").format(label=label, words=note)))
+            st.caption(run_text.plain(_("{label}: {words}").format(label=label, words=note)))
     st.caption(_(CAVEAT))

@@ -11,11 +11,12 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from core import compare, progress, roofline
+from core import progress
+from core.analysis import compare, roofline
 from core.history.rows import HistoryRow
 from core.i18n import N_, _
 from core.results import RunResult, SweepPoint
-from ui.words import execution_words, short_time
+from ui.run_text import execution_words, short_time
 
 MISSING = "—"  # a table's empty cell (a run stopped before its first epoch has no accuracy), in every language
 

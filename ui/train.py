@@ -11,37 +11,36 @@ from functools import partial
 import streamlit as st
 
 from core import device_kinds, device_modes, hardware_check, i18n, snippet
-from core.cluster import said as cluster_said
+from core.cluster import messages as cluster_messages
 from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
 from core.history import profiles, recorder
 from core.i18n import N_, _
 from core.results import RunResult
-from core.runner import JobStatus
-from core.runner import said as runner_said
+from core.runner import JobStatus, end_messages
 from core.states import State
 from ui import (
     charts,
     compare_settings,
     compared,
     comparison,
-    drawn,
+    draw_once,
     layout,
     links,
     live,
     result_link,
     roofline,
+    run_text,
     train_settings,
     watcher,
-    words,
 )
 from ui.labels import series_labels
 from ui.resources import get_store, hardware
 
 KIND = "train"
 # The sentences a job's end is told in, on the runner's threads (English): read back in the page's language.
-ENDED_SAID = (*runner_said.ALL, *cluster_said.ALL)
+ENDED_SAID = (*end_messages.ALL, *cluster_messages.ALL)
 PROMPT = N_("Pick a preset or settings in the sidebar, then press **Run**.")
 
 
@@ -112,14 +111,14 @@ def results_ui(runs: tuple[JobStatus, ...], hw: hardware_check.Hardware, watched
             State.INTERRUPTED,
         ):  # interrupted: its worker or Ray node died; the sentence says when
             said = i18n.again(s.error, ENDED_SAID) if s.error else _("the run failed.")
-            st.error(words.plain(_("{label}: {words}").format(label=label, words=said)))
+            st.error(run_text.plain(_("{label}: {words}").format(label=label, words=said)))
         if s.note:  # the history refused a write (locked, full): the run goes on, and says what is not stored
             said = i18n.again(s.note, recorder.SAID)  # said on the runner's thread, in English
-            st.warning(words.plain(_("{label}: {words}").format(label=label, words=said)))
-    key, shown = drawn.frame(runs)  # every page watching draws the same frame, drawn once (ui/drawn.py)
+            st.warning(run_text.plain(_("{label}: {words}").format(label=label, words=said)))
+    key, shown = draw_once.frame(runs)  # every page watching draws the same frame, drawn once (ui/draw_once.py)
     results = [live.snapshot(s) for s in shown]
     comparison.compare_ui(results, names, by_value=True, in_progress=[s.in_progress for s in shown], key=key)
-    drawn.once((key, tuple(names)), roofline.runs_ui, results, names)  # why: the runs on their devices' rooflines
+    draw_once.once((key, tuple(names)), roofline.runs_ui, results, names)  # why: the runs on their devices' rooflines
     if len(results) == 1 and results[0].epochs:
         st.caption(compare_hint(hw))
 
@@ -180,9 +179,9 @@ def _trace_zip(run_id: str, name: str, host: str) -> bytes:
 
 def stored_ui(results: list[RunResult], names: list[str], hw: hardware_check.Hardware) -> None:
     """The runs the address names, from the history: what the page drew of them when they ended."""
-    key = drawn.stored_key(results)
+    key = draw_once.stored_key(results)
     comparison.compare_ui(results, names, by_value=True, key=key)
-    drawn.once((key, tuple(names)), roofline.runs_ui, results, names)
+    draw_once.once((key, tuple(names)), roofline.runs_ui, results, names)
     if len(results) == 1:
         st.caption(compare_hint(hw))
 
@@ -190,7 +189,7 @@ def stored_ui(results: list[RunResult], names: list[str], hw: hardware_check.Har
 def status_ui(status_col, linked: str, snap: watcher.JobsNow) -> None:
     """The status line: the page's runs', else the address' runs from the history (linked), else the prompt."""
     if linked and not snap.shown[KIND]:
-        status_col.markdown(f"**{words.plain(linked)}**")
+        status_col.markdown(f"**{run_text.plain(linked)}**")
         return
     watcher.status_view(KIND, labels, _(PROMPT), status_col, snap)
 

@@ -1,6 +1,6 @@
 """The Train view's sidebar: presets, dataset, model, device mode and the numbers, as TrainConfig fields.
 
-Widget keys are TrainConfig's field names (plus "mode", the device mode); ui.kept carries their
+Widget keys are TrainConfig's field names (plus "mode", the device mode); ui.view_state carries their
 values across views, since the sidebar is drawn only on the Train view.
 """
 
@@ -26,7 +26,7 @@ from core.engine import models
 from core.engine.devices import GPU_ADVICE
 from core.i18n import N_, _
 from core.presets import PRESET_MODES, PRESETS
-from ui import compare_settings, compared, entered, kept, links
+from ui import compare_settings, compared, entered, links, view_state
 from ui.resources import hardware
 
 # The widget shows "the whole set" as 0; TrainConfig says None.
@@ -49,7 +49,7 @@ def values() -> dict:
 
 
 # Streamlit keeps these widgets' values through a rerun that drops stale widgets (one a live fragment's st.rerun
-# sent as a page change: the number fields then showed 0), as ui.kept does across views.
+# sent as a page change: the number fields then showed 0), as ui.view_state does across views.
 KEEP = "session"
 # The address' names: every sidebar setting and the comparison's axis (its values go as "values": ui.links).
 ADDRESS = {**DEFAULTS, "axis": compare_settings.AS_DEVICE}
@@ -57,14 +57,14 @@ PENDING = "preset_pending"  # (preset, the device mode it took) when picked befo
 
 
 def apply_preset(name: str) -> None:
-    """A preset's settings and device mode, kept at once (ui.kept): a rerun that redraws the sidebar from older
+    """A preset's settings and device mode, kept at once (ui.view_state): a rerun that redraws the sidebar from older
     widget values cannot undo the click. Picked while the GPU check is out, its mode follows the answer."""
     ss = st.session_state
     ss.update(WIDGET_PRESETS[name])
     with_gpu, without = PRESET_MODES[name]
     ss.mode = with_gpu if hardware().gpus else without
     ss[PENDING] = (name, ss.mode) if hardware().state == hardware_check.CHECKING else None
-    kept.remember([*DEFAULTS])
+    view_state.remember([*DEFAULTS])
 
 
 def _preset_answered(hw: hardware_check.Hardware) -> None:
@@ -82,7 +82,7 @@ def _preset_answered(hw: hardware_check.Hardware) -> None:
 def settings_ui(hw: hardware_check.Hardware) -> device_modes.Mode:
     """Presets, dataset, model, device mode and numbers in the sidebar; returns the chosen device mode."""
     links.read(ADDRESS, hw)  # a prepared link's settings, once per session, before any widget is drawn
-    kept.restore(DEFAULTS)
+    view_state.restore(DEFAULTS)
     _preset_answered(hw)
     sb = st.sidebar
     sb.header(_("Settings"))
@@ -121,7 +121,7 @@ def settings_ui(hw: hardware_check.Hardware) -> device_modes.Mode:
         st.radio(_("Precision (Keras dtype policy)"), PRECISIONS, key="precision", horizontal=True, persist_state=KEEP)
         st.radio(_("XLA (jit_compile)"), XLA_CHOICES, key="xla", horizontal=True, persist_state=KEEP,
                  help=_("{rule}.").format(rule=_(XLA_AUTO_RULE)))  # fmt: skip
-    kept.remember(DEFAULTS)
+    view_state.remember(DEFAULTS)
     links.write(ADDRESS)  # the address follows the settings: a reload, or the link copied, keeps them
     return mode
 

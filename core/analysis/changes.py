@@ -7,7 +7,7 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
-from core import compare
+from core.analysis import compare
 from core.results import RunResult
 
 # What a run's config holds that is not a setting a comparison changes.

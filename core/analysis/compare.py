@@ -6,19 +6,17 @@ with different batch sizes, subsets or replica counts compare correctly; the rat
 is therefore the ratio of their steady epochs for the same work. The interval comes from the same seconds,
 cut into the epochs' calls of the step loop (EpochMetrics.calls, schema version 2): a bootstrap over those
 calls. A run without calls (a version 1 file) is resampled by its steady epochs. The headline, the ratio
-tables, History, `python -m core compare`, the sweep (core.crossover) and the roofline's points all read it here.
+tables, History, `python -m core compare`, the sweep (core.results.crossover) and the roofline's points all read it here.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from core.i18n import N_, _
-from core.results import EpochInProgress, RunResult, SweepPoint
+from core.results import EpochInProgress, RunResult, SweepPoint, elapsed_seconds, steady_epoch_seconds
 
 # At least this many steady-state calls of a run before its interval resamples calls rather than epochs.
 MIN_CALLS = 3
@@ -87,16 +85,6 @@ def throughput(result: RunResult) -> float | None:
 # The steady epoch, as every table and line says it (page, History, `python -m core train` and `history`): the mean,
 # so two runs' steady epochs for the same work are in the ratio of their throughputs, which a median is not.
 STEADY_EPOCH = N_("the mean of epochs 2 and later")
-
-
-def mean_epoch(seconds: Sequence[float]) -> float | None:
-    """The steady epoch (STEADY_EPOCH) of these steady epochs' training seconds; None for none."""
-    return sum(seconds) / len(seconds) if seconds else None
-
-
-def steady_epoch_seconds(result: RunResult) -> float | None:
-    """The run's steady epoch (STEADY_EPOCH): the mean of epochs 2+'s training seconds, in the ratio of throughput."""
-    return mean_epoch([e.train_seconds for e in result.steady_epochs()])
 
 
 def warmup_cost(result: RunResult) -> float | None:
@@ -228,11 +216,6 @@ def ratio_rows(results: list[RunResult]) -> list[tuple[str, str]]:
 
 
 # -- time to an accuracy, in the spirit of MLPerf's time-to-train -----------------------------------------
-def elapsed_seconds(result: RunResult) -> list[float]:
-    """Training seconds at each epoch's end, summed from epoch 1 (its compiling included, evaluation excluded)."""
-    return list(itertools.accumulate(e.train_seconds for e in result.epochs))
-
-
 def time_to_accuracy(result: RunResult, target: float) -> float | None:
     """Training seconds (epoch 1's compiling included, evaluation excluded) until the first epoch whose test accuracy >= target; None if none did."""
     for e, elapsed in zip(result.epochs, elapsed_seconds(result), strict=True):

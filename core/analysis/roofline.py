@@ -2,7 +2,7 @@
 
 A device cannot beat min(peak GFLOP/s, bandwidth GB/s x FLOP per byte). From a run's result (its device info:
 peak_gflops, bandwidth_gbs, train_flops_per_sample, train_bytes_per_sample) this module places the run on its
-device's roofline at its steady throughput; where its epoch's time goes, in measured parts, is core.why. No
+device's roofline at its steady throughput; where its epoch's time goes, in measured parts, is core.analysis.why. No
 TensorFlow here: the figures were measured by core.engine (peak, traffic).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from core import compare
+from core.analysis import compare
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def run_roof(result, device: str) -> Roof:
 
 
 def run_point(result, device: str) -> Point | None:
-    """A RunResult on the roofline at its steady throughput (core.compare's measure); None before epoch 2 or without bytes."""
+    """A RunResult on the roofline at its steady throughput (core.analysis.compare's measure); None before epoch 2 or without bytes."""
     info = result.device
     flops, moved = info.get("train_flops_per_sample"), positive(info.get("train_bytes_per_sample"))
     rate = compare.throughput(result)

@@ -22,10 +22,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from core import compare
+from core.analysis import compare
+from core.analysis.roofline import positive
 from core.i18n import N_
 from core.results.measurements import GAPS, OPS
-from core.roofline import positive
 
 HALF = 0.5
 HELPS = 1.15  # a larger batch "helps" from this gain in samples/s on
@@ -175,7 +175,7 @@ class Why:
         return found
 
     def share_interval(self, name: str) -> tuple[float, float] | None:
-        """The 90% percentile-bootstrap interval (core.compare's, seeded) of the mean of `name`'s share over the
+        """The 90% percentile-bootstrap interval (core.analysis.compare's, seeded) of the mean of `name`'s share over the
         window's slices; None under MIN_SLICES. Slices are equal times, so their mean is the window's share."""
         import numpy as np
 

@@ -3,10 +3,10 @@ check against the run's own timer, the bound, the line and its prediction, the f
 
 from __future__ import annotations
 
-from core.compare import INTERVAL
+from core.analysis.compare import INTERVAL
+from core.analysis.roofline import si
+from core.analysis.why import FACTOR, GAPS_WORDS, HELPS, OPS_WORDS, Why, duration
 from core.i18n import N_, _
-from core.roofline import si
-from core.why import FACTOR, GAPS_WORDS, HELPS, OPS_WORDS, Why, duration
 
 
 def trace_check(w: Why) -> str | None:

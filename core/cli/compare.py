@@ -10,7 +10,8 @@ import argparse
 import uuid
 from pathlib import Path
 
-from core import busy, compare
+from core import busy
+from core.analysis import compare
 from core.axes import AXES, Comparison
 from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, stop_on_ctrl_c, write_json
 from core.cli.train import add_train_flags, config_from_args, epoch_printer, ready

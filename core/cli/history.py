@@ -47,7 +47,7 @@ def _when(iso: str | None) -> str:
 
 
 def format_history(rows) -> str:
-    """The history as an aligned text table, newest first; STEADY S is core.compare's steady epoch (the mean of
+    """The history as an aligned text table, newest first; STEADY S is core.analysis.compare's steady epoch (the mean of
     epochs 2+), as the page's tables say it."""
     cells = [
         _cells(

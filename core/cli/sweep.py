@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from core import crossover
 from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.cli.train import ready
 from core.config import (
@@ -21,6 +20,7 @@ from core.engine import memory
 from core.history.limits import without_controls
 from core.history.recorder import Recorder
 from core.history.store import Store, StoreError, new_run_id
+from core.results import crossover
 
 
 def _sweep_flags(p: argparse.ArgumentParser) -> None:

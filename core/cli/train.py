@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from core import compare, why, why_sentences
+from core.analysis import compare, why, why_sentences
 from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.config import (
     DATASETS,
@@ -20,10 +20,12 @@ from core.config import (
     TrainConfig,
     canonical_execution,
 )
+from core.device_spec import device_name
 from core.engine import memory
 from core.history.limits import without_controls
 from core.history.recorder import Recorder
 from core.history.store import Store, StoreError, new_run_id
+from core.results import steady_epoch_seconds
 from core.states import State
 
 
@@ -75,8 +77,8 @@ def format_epoch(m, total: int) -> str:
 
 
 def format_summary(result) -> str:
-    """The steady epoch (core.compare's, as the page says it) and final accuracy, in one line."""
-    seconds = compare.steady_epoch_seconds(result)
+    """The steady epoch (core.analysis.compare's, as the page says it) and final accuracy, in one line."""
+    seconds = steady_epoch_seconds(result)
     steady = (
         f"steady-state epoch {seconds:.3f}s ({compare.STEADY_EPOCH}, 2-{len(result.epochs)})"
         if seconds
@@ -200,8 +202,8 @@ def ready(devices_: list[str], dataset: str, config: TrainConfig | None = None) 
     be), so a missing GPU or dataset is one sentence before anything is stored; RuntimeError says why not."""
     from core.engine import data, devices
 
-    local = [d for d in devices_ if "/" not in d]
-    for node in dict.fromkeys(d.partition("/")[0] for d in devices_ if "/" in d):
+    local = [d for d in devices_ if device_name(d).node is None]
+    for node in dict.fromkeys(n for d in devices_ if (n := device_name(d).node)):
         on_node(node)
     for device in local:
         devices.resolve(device)
@@ -223,7 +225,7 @@ def train_on_node(config: TrainConfig, on_epoch, should_stop, run_id: str):
     """The run on its Ray node, epochs streamed back to on_epoch: (result, sentence); result None if none came back."""
     from core.engine.kinds import JOB_KINDS
     from core.runner import remote
-    from core.runner.growth import grown
+    from core.runner.deltas import grown
 
     last: list = [None]
     epochs: list = []

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from core.cluster import said
+from core.cluster import messages
 
 Address = Any  # core.cluster.connect.Address: text, host, port, client (not imported: connect imports this module)
 
@@ -76,7 +76,9 @@ def token_problem(address: Address) -> str | None:
     token = this_token()
     if token is not None and _answers(address, token) is not False:
         return None
-    return (said.NO_TOKEN_HERE if token is None else said.WRONG_TOKEN).format(address=address.text, safe=SAFE_START)
+    return (messages.NO_TOKEN_HERE if token is None else messages.WRONG_TOKEN).format(
+        address=address.text, safe=SAFE_START
+    )
 
 
 def _target(address: Address) -> str | None:
@@ -94,7 +96,7 @@ def _target(address: Address) -> str | None:
 
 def unauthenticated_sentence(address: str) -> str:
     """Why a cluster without token authentication is refused, and how to start one safely or allow it."""
-    return said.OPEN_CLUSTER.format(address=address, safe=SAFE_START, flag=ALLOW_FLAG, env=ALLOW_ENV)
+    return messages.OPEN_CLUSTER.format(address=address, safe=SAFE_START, flag=ALLOW_FLAG, env=ALLOW_ENV)
 
 
 def allowed_unauthenticated() -> bool:

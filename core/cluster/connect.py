@@ -23,10 +23,10 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.cluster import auth, said
+from core.cluster import auth, messages
 
 ADDRESS_ENV = "TFDASH_RAY_ADDRESS"
-ADDRESS_FORMS = said.FORMS
+ADDRESS_FORMS = messages.FORMS
 TCP_TIMEOUT_S = 3.0  # a host that answers at all answers a TCP connect well within this
 INIT_TIMEOUT_S = 30.0  # ray.init on a reachable address: connecting and shipping the core package
 CORE_DIR = Path(__file__).resolve().parents[1]  # the `core` package, shipped to every node (runtime_env py_modules)
@@ -65,7 +65,7 @@ def parse(text: str) -> Address:
         return Address(text)
     match = _ADDRESS_RE.match(text)
     if not match or not 1 <= int(match.group(3)) <= 65535:
-        raise ClusterError(said.BAD_ADDRESS.format(env=ADDRESS_ENV, forms=ADDRESS_FORMS, text=repr(text)))
+        raise ClusterError(messages.BAD_ADDRESS.format(env=ADDRESS_ENV, forms=ADDRESS_FORMS, text=repr(text)))
     client, host, port = match.groups()
     return Address(text, host.strip("[]"), int(port), bool(client))
 
@@ -83,14 +83,16 @@ def check_reachable(address: Address, timeout: float = TCP_TIMEOUT_S) -> None:
     try:
         pool.submit(attempt).result(timeout=timeout + 0.5)  # bounds the name lookup too
     except socket.gaierror:
-        raise ClusterError(said.UNKNOWN_HOST.format(host=repr(address.host), env=ADDRESS_ENV)) from None
+        raise ClusterError(messages.UNKNOWN_HOST.format(host=repr(address.host), env=ADDRESS_ENV)) from None
     except ConnectionRefusedError:
-        raise ClusterError(said.NOTHING_LISTENS.format(host=address.host, port=address.port, env=ADDRESS_ENV)) from None
+        raise ClusterError(
+            messages.NOTHING_LISTENS.format(host=address.host, port=address.port, env=ADDRESS_ENV)
+        ) from None
     except (FutureTimeout, TimeoutError, OSError) as err:
         why = getattr(err, "strerror", None) or "no answer"
         seconds = f"{timeout:.0f}"
         raise ClusterError(
-            said.NO_ANSWER.format(host=address.host, port=address.port, env=ADDRESS_ENV, seconds=seconds, why=why)
+            messages.NO_ANSWER.format(host=address.host, port=address.port, env=ADDRESS_ENV, seconds=seconds, why=why)
         ) from None
     finally:
         pool.shutdown(wait=False)
@@ -100,7 +102,7 @@ def warning() -> str | None:
     """The warning every page and command says while this process uses a cluster that needs no token."""
     if _connected is None or not _unauthenticated:
         return None
-    return said.OPEN_WARNING.format(env=auth.ALLOW_ENV, safe=auth.SAFE_START)
+    return messages.OPEN_WARNING.format(env=auth.ALLOW_ENV, safe=auth.SAFE_START)
 
 
 def _sentence(err: BaseException, address: Address) -> str:
@@ -112,13 +114,13 @@ def _sentence(err: BaseException, address: Address) -> str:
     text = " ".join(chain)
     first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
     if type(err).__name__ == "AuthenticationError" or "InvalidAuthToken" in text or "authentication" in text.lower():
-        return said.TOKEN_REFUSED.format(address=address.text)
+        return messages.TOKEN_REFUSED.format(address=address.text)
     if "version mismatch" in text.lower() or "versions" in text.lower() and "match" in text.lower():
         import ray
 
         here = f"Ray {ray.__version__} with Python {sys.version_info[0]}.{sys.version_info[1]}"
-        return said.VERSIONS.format(address=address.text, here=here, first=first)
-    return said.NO_CONNECTION.format(address=address.text, error=f"{type(err).__name__}: {first}")
+        return messages.VERSIONS.format(address=address.text, here=here, first=first)
+    return messages.NO_CONNECTION.format(address=address.text, error=f"{type(err).__name__}: {first}")
 
 
 def connect(text: str | None = None, timeout: float = INIT_TIMEOUT_S) -> str:
@@ -128,12 +130,12 @@ def connect(text: str | None = None, timeout: float = INIT_TIMEOUT_S) -> str:
     if text is None and _connected is not None:
         return _connected  # a job on a node, in a process that connected already (the page, a test)
     if text is None:
-        raise ClusterError(said.NONE_NAMED.format(env=ADDRESS_ENV, forms=ADDRESS_FORMS))
+        raise ClusterError(messages.NONE_NAMED.format(env=ADDRESS_ENV, forms=ADDRESS_FORMS))
     address = parse(text)
     with _lock:
         if _connected is not None:
             if _connected != address.text:
-                raise ClusterError(said.OTHER_CLUSTER.format(connected=_connected, address=address.text))
+                raise ClusterError(messages.OTHER_CLUSTER.format(connected=_connected, address=address.text))
             return _connected
         check_reachable(address)
         # Ray's C++ client logs each failed retry to stderr; its sentence below is what a person reads.
@@ -166,7 +168,7 @@ def connect(text: str | None = None, timeout: float = INIT_TIMEOUT_S) -> str:
         thread.start()
         thread.join(timeout)
         if not outcome:
-            raise ClusterError(said.SLOW_CONNECT.format(address=address.text, seconds=f"{timeout:.0f}"))
+            raise ClusterError(messages.SLOW_CONNECT.format(address=address.text, seconds=f"{timeout:.0f}"))
         if outcome[0] is not None:
             raise ClusterError(_sentence(outcome[0], address))
         global _unauthenticated

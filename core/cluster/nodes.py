@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.cluster import said
+from core.cluster import messages
 from core.cluster.connect import ADDRESS_ENV, ClusterError, connected
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
@@ -88,7 +88,7 @@ def find(name: str) -> Node:
         if node.name == wanted or (len(wanted) >= 6 and node.node_id.lower().startswith(wanted)):
             return node
     choices = ", ".join(n.name for n in nodes) or "none"
-    raise ClusterError(said.NOT_A_NODE.format(name=repr(name), choices=choices))
+    raise ClusterError(messages.NOT_A_NODE.format(name=repr(name), choices=choices))
 
 
 def _list_devices() -> dict[str, Any]:
@@ -128,11 +128,13 @@ def probe(timeout: float = PROBE_TIMEOUT_S) -> list[NodeDevices]:
     for node, ref in zip(nodes, refs, strict=True):
         if ref not in ready:
             ray.cancel(ref, force=True)
-            answers.append(NodeDevices(node, message=said.NODE_SLOW.format(node=node.name, seconds=f"{timeout:.0f}")))
+            answers.append(
+                NodeDevices(node, message=messages.NODE_SLOW.format(node=node.name, seconds=f"{timeout:.0f}"))
+            )
             continue
         try:
             answers.append(NodeDevices(node, host=ray.get(ref)))
         except Exception as err:  # noqa: BLE001 - one node's failure is its row's sentence, not the page's
             first = (str(err).strip().splitlines() or [type(err).__name__])[-1][:200]
-            answers.append(NodeDevices(node, message=said.NODE_FAILED.format(node=node.name, first=first)))
+            answers.append(NodeDevices(node, message=messages.NODE_FAILED.format(node=node.name, first=first)))
     return answers

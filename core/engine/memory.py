@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.config import ConfigError, SweepConfig, TrainConfig
+from core.device_spec import device_name
 from core.engine import models
 from core.engine.data import SWEEP_POOL_SIZE, TEST_SIZE
 
@@ -97,7 +98,7 @@ class Estimate:
 
 
 def _is_cpu(device: str) -> bool:
-    return device.split("/")[-1].startswith("cpu")
+    return device_name(device).device_type == "cpu"
 
 
 def layers(model: str, hidden_units: int = 128) -> tuple[Layer, ...]:
@@ -170,10 +171,10 @@ def available(device: str) -> int | None:
         return None  # a Ray node's device: its memory is that node's to say
     if _is_cpu(device):
         return available_ram()
-    kind, _, index = device.partition(":")
-    if index == "all":
+    spec = device_name(device)
+    if spec.mirrored:
         return None
-    return available_gpu(int(index or 0))
+    return available_gpu(spec.number)
 
 
 def _gib(n: int) -> str:

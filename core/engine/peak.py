@@ -9,7 +9,7 @@ utilisation = achieved GFLOP/s / peak GFLOP/s. On GPUs from Ampere on, TensorFlo
 float32 matmuls as TF32 by default, for the benchmark and for training alike, so the two agree. A
 mixed-precision run is compared with the peak in its compute dtype (a bfloat16 matmul for mixed_bfloat16).
 
-Bandwidth is the other roof of the roofline (core.roofline): summing a float32 array far larger
+Bandwidth is the other roof of the roofline (core.analysis.roofline): summing a float32 array far larger
 than any cache reads every byte once and does one add per 4 bytes, so its speed is the memory's.
 """
 

@@ -1,7 +1,7 @@
 """The arithmetic rate a device reaches at a model's own layer shapes: its matmuls and convolutions, timed alone.
 
 A square 1024x1024 matmul is the best case (core.engine.peak); the tutorial's step multiplies a 100x784 batch by
-a 784x10 kernel, which reaches a fraction of that. So the compute part of an epoch (core.why) is its samples at
+a 784x10 kernel, which reaches a fraction of that. So the compute part of an epoch (core.analysis.why) is its samples at
 the seconds per sample measured here: every weighted layer's forward product and both halves of its backward one
 (the kernel's gradient, and the input's where an earlier layer has weights, as core.engine.flops counts them),
 in the run's compute dtype, in one tf.function, many times over, the fastest of a few tries, at the same two

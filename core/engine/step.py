@@ -22,7 +22,7 @@ TARGET_CALL_SECONDS = 0.2
 # A StepRunner asked for at least N calls per run cuts its calls down to this, never shorter. A call
 # costs about 0.5 ms beyond its steps (dispatch, two host syncs; the MLP(128) on this 2-core CPU:
 # 0.36 ms a step in 25-step calls, 0.34 in 100-step ones), about 2 % of a 30 ms call, while a
-# short epoch still gives the speedup several steady-state measurements (core.compare.MIN_CALLS).
+# short epoch still gives the speedup several steady-state measurements (core.analysis.compare.MIN_CALLS).
 MIN_CALL_SECONDS = 0.03
 
 # Hold each Dense kernel transposed while an XLA call trains it (core.engine.kernels); off only in bench/floor.py's row.

@@ -6,7 +6,7 @@ How one point (a device at a batch size) is measured:
   3. Warm-up: at least WARMUP_STEPS steps and WARMUP_SECONDS of them, untimed, so clocks, caches
      and the allocator settle.
   4. `repeats` timed repeats of `steps` steps each (auto: about REPEAT_SECONDS of work), wall clock
-     around finished work. samples/s = every repeat's samples / their seconds (core.compare's measure);
+     around finished work. samples/s = every repeat's samples / their seconds (core.analysis.compare's measure);
      each repeat's own rate gives the min/max.
 The step is training's own (core.engine.step.build_train_chunk), on synthetic data already on the
 device, so neither the input pipeline nor a second training loop is what gets measured.
@@ -94,7 +94,7 @@ def _measure_point(config: SweepConfig, name: str, tf_device: str, pool, batch: 
     steps = config.steps or _auto_steps(runner.per_step)
     seconds = [runner.run(indices, steps, stop).seconds for _ in range(config.repeats)]
     rates = [steps * batch / s for s in seconds]
-    # Every repeat's samples over every repeat's seconds, as core.compare reads any steady state.
+    # Every repeat's samples over every repeat's seconds, as core.analysis.compare reads any steady state.
     rate = steps * batch * len(seconds) / sum(seconds)
     gflops = result.model["train_flops_per_sample"] * rate / 1e9
     return SweepPoint(

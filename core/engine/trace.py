@@ -29,7 +29,7 @@ from core.results.measurements import TraceSummary
 # A window lasts at least WINDOW_SECONDS and MIN_STEPS steps after its first call, whole calls, at most MAX_STEPS.
 WINDOW_SECONDS, MIN_STEPS, MAX_STEPS = 0.03, 20, 200  # 200 of the tutorial's steps: a 1 MB trace
 WINDOW_BATCHES = 200  # the copy's data, where the run's calls are short
-SLICES = 10  # the window cut in equal times (at most one a step): how much its parts vary within it (core.why)
+SLICES = 10  # the window cut in equal times (at most one a step): how much its parts vary within it (core.analysis.why)
 
 
 class _Window:

@@ -16,14 +16,13 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker, validators
 from jsonschema.exceptions import ValidationError
 
-from core import crossover
 from core.config import ConfigError, SweepConfig, TrainConfig
 from core.history.allowed import allowed_words
 from core.history.keywords import KEYWORDS
 from core.history.limits import RunFileError, show, show_key
 from core.history.schemas import SCHEMAS, TRAIN_KIND
 from core.i18n import _
-from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult
+from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult, crossover
 from core.results.measurements import Measurements
 from core.states import State
 

@@ -8,11 +8,17 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
-from core import compare, crossover
-from core.compare import elapsed_seconds
 from core.config import canonical_execution
 from core.i18n import _
-from core.results import SWEEP_KIND, RunResult, SweepPoint, SweepResult
+from core.results import (
+    SWEEP_KIND,
+    RunResult,
+    SweepPoint,
+    SweepResult,
+    crossover,
+    elapsed_seconds,
+    steady_epoch_seconds,
+)
 from core.results.run import EPOCH_COLUMNS
 
 
@@ -32,7 +38,7 @@ class HistoryRow:
     epochs_total: int | None
     batch_size: int | None
     final_test_accuracy: float | None
-    steady_epoch_seconds: float | None  # core.compare's steady epoch: the mean of epochs 2..N
+    steady_epoch_seconds: float | None  # core.analysis.compare's steady epoch: the mean of epochs 2..N
     status: str
     host: str | None
     origin: str  # local or imported
@@ -45,7 +51,7 @@ class HistoryRow:
 
 
 def history_row(result: RunResult, origin: str = "local") -> HistoryRow:
-    """The table row for a run: its steady epoch (core.compare) and final accuracy."""
+    """The table row for a run: its steady epoch (core.analysis.compare) and final accuracy."""
     config, device = result.config, result.device
     return HistoryRow(
         run_id=result.run_id or "",
@@ -60,7 +66,7 @@ def history_row(result: RunResult, origin: str = "local") -> HistoryRow:
         epochs_total=config.get("epochs"),
         batch_size=config.get("batch_size"),
         final_test_accuracy=result.final_test_accuracy(),
-        steady_epoch_seconds=compare.steady_epoch_seconds(result),
+        steady_epoch_seconds=steady_epoch_seconds(result),
         status=result.status,
         host=result.host.get("hostname"),
         origin=origin,

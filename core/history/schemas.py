@@ -131,7 +131,7 @@ DEVICE_INFO = closed(
         "peak_gflops": number(0, nullable=True),
         "peak_matrix_size": whole(1, nullable=True),
         "jit_compile": {"type": "boolean", "description": "true or false"},  # XLA on for this device's steps
-        # Optional (core.roofline): a sweep from before them, or whose measurement failed, has none or null.
+        # Optional (core.analysis.roofline): a sweep from before them, or whose measurement failed, has none or null.
         "bandwidth_gbs": number(0, nullable=True),
         "step_floor_seconds": number(0, nullable=True),
     }

@@ -1,7 +1,7 @@
 """A training run's summary kept in its runs row (epochs done, final test accuracy, steady epoch seconds).
 
 The history's list views read these columns and never the epochs, so listing 2,000 runs of 1,000 epochs costs
-the same as listing 2,000 runs of one. Each value is computed as a loaded run's is (RunResult, core.compare's
+the same as listing 2,000 runs of one. Each value is computed as a loaded run's is (RunResult, core.analysis.compare's
 steady epoch), so a list shows exactly what the page and `python -m core train` say of that run.
 """
 
@@ -12,8 +12,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import fields
 
-from core import compare
-from core.results import EpochMetrics, RunResult
+from core.results import EpochMetrics, RunResult, mean_epoch, steady_epoch_seconds
 from core.states import State
 
 _EPOCH_FIELDS = {f.name for f in fields(EpochMetrics)}
@@ -28,7 +27,7 @@ def epoch_from_json(metrics: str) -> EpochMetrics:
 def summarise(epochs: list[EpochMetrics]) -> tuple[int, float | None, float | None]:
     """(epochs done, final test accuracy, steady epoch seconds) as a loaded run's are computed."""
     result = RunResult(config={}, host={}, device={}, status=State.COMPLETED, epochs=epochs)
-    return len(epochs), result.final_test_accuracy(), compare.steady_epoch_seconds(result)
+    return len(epochs), result.final_test_accuracy(), steady_epoch_seconds(result)
 
 
 def refresh(db: sqlite3.Connection, run_ids: Iterable[str | None]) -> None:
@@ -63,7 +62,7 @@ class Running:
     def values(self) -> tuple[int, float | None, float | None]:
         """(epochs done, final test accuracy, steady epoch seconds), as summarise() computes them."""
         # A sum over the epochs' seconds: microseconds at epoch 1,000, and exactly summarise()'s arithmetic.
-        return self.done, self.last_accuracy, compare.mean_epoch(self.steady)
+        return self.done, self.last_accuracy, mean_epoch(self.steady)
 
 
 def after_epoch(db: sqlite3.Connection, run_id: str, metrics: EpochMetrics, running: Running) -> None:

@@ -14,6 +14,9 @@ from core.results.run import (
     EpochMetrics,
     Learned,
     RunResult,
+    elapsed_seconds,
+    mean_epoch,
+    steady_epoch_seconds,
     utc_now,
 )
 from core.results.sweep import SWEEP_KIND, SWEEP_SCHEMA_VERSION, SweepPoint, SweepResult, points_frame
@@ -34,5 +37,8 @@ __all__ = [
     "SweepPoint",
     "SweepResult",
     "points_frame",
+    "elapsed_seconds",
+    "mean_epoch",
+    "steady_epoch_seconds",
     "utc_now",
 ]

@@ -1,7 +1,8 @@
 """Where one device overtakes another in a batch-size sweep, in words, from each point's samples per second.
 
-A point's samples/s is its repeats' throughput (core.compare.point_measurements(...).rate, as core.engine.sweep
-records it), the same measure as every speedup on the page.
+A point's samples/s is its repeats' throughput (as core.engine.sweep records it), the same measure as every speedup
+on the page. The sentence is part of the sweep file (older files carry it), so it lives with the format, below the
+history that recomputes it on read.
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
 """A training run's result: a RunResult of EpochMetrics (each with its calls), as JSON with a schema version and pandas.
 
 Neither TensorFlow nor pandas is imported at load. What the engine measured beside the epochs is
-core.results.measurements; comparing runs (the speedup, the why, in words) is above this, in core.compare and core.why.
+core.results.measurements; comparing runs (the speedup, the why, in words) is above this, in core.analysis.compare and core.analysis.why.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -181,3 +183,19 @@ class RunResult:
         frame.insert(0, "device", self.device.get("label") or self.config.get("device"))
         frame.insert(1, "run_id", self.run_id)
         return frame
+
+
+# The steady epoch and elapsed time are the run's own sums, read by the history's rows and every analysis.
+def mean_epoch(seconds: Sequence[float]) -> float | None:
+    """The mean of these steady epochs' training seconds (STEADY_EPOCH in core.analysis.compare); None for none."""
+    return sum(seconds) / len(seconds) if seconds else None
+
+
+def steady_epoch_seconds(result: RunResult) -> float | None:
+    """The run's steady epoch: the mean of epochs 2+'s training seconds, in the ratio of throughput."""
+    return mean_epoch([e.train_seconds for e in result.steady_epochs()])
+
+
+def elapsed_seconds(result: RunResult) -> list[float]:
+    """Training seconds at each epoch's end, summed from epoch 1 (its compiling included, evaluation excluded)."""
+    return list(itertools.accumulate(e.train_seconds for e in result.epochs))

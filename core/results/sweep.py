@@ -72,7 +72,7 @@ class SweepResult:
     run_id: str | None = None
     schema_version: int = SWEEP_SCHEMA_VERSION
     kind: str = SWEEP_KIND
-    # Where each device overtakes the first, in words (core.crossover, from the points): derived on read, set by
+    # Where each device overtakes the first, in words (core.results.crossover, from the points): derived on read, set by
     # core.history's checks as a file or row is read, never taken from a file as written; None as the engine writes it.
     crossover: str | None = None
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from core import progress
 from core.results import utc_now
-from core.runner import said
+from core.runner import end_messages
 from core.runner.protocol import Done, Ending, Lost, Stopped
 from core.states import State
 
@@ -25,7 +25,7 @@ class Job:
     started_at: float | None = None
     finished_at: float | None = None
     result: Any = None  # a RunResult or SweepResult, as far as it got
-    items: list[Any] = field(default_factory=list)  # finished epochs or points (core.runner.growth)
+    items: list[Any] = field(default_factory=list)  # finished epochs or points (core.runner.deltas)
     stop: threading.Event = field(default_factory=threading.Event)
     order: int = 0
     error_text: str | None = None  # set when the job function itself raised, or a listener failed
@@ -112,7 +112,7 @@ def ending(job: Job, said: Ending, worker: Any) -> tuple[Any, str]:
 
 def interrupted(job: Job, what_happened: str) -> tuple[Any, str]:
     """`interrupted`: what happened, when, and how many items were kept, as one sentence."""
-    sentence = said.ended_early(what_happened, getattr(job.config, "progress_unit", "epoch"), len(job.items))
+    sentence = end_messages.ended_early(what_happened, getattr(job.config, "progress_unit", "epoch"), len(job.items))
     job.error_text = sentence
     return ended_early(job, State.INTERRUPTED, sentence), State.INTERRUPTED
 

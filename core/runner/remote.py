@@ -24,10 +24,10 @@ from typing import Any
 from core.cluster import shipping
 from core.cluster.connect import ClusterError, connect
 from core.cluster.nodes import Node, find
-from core.config import split_device
+from core.device_spec import device_name
 from core.results import EpochInProgress
-from core.runner import said
-from core.runner.growth import head
+from core.runner import end_messages
+from core.runner.deltas import head
 from core.runner.protocol import Done, Ending, Lost, StopGrace, Stopped
 from core.states import State
 
@@ -41,8 +41,8 @@ SILENT_TIMEOUT_S = 15.0  # polls unanswered this long: the node is gone, whateve
 def local_config(config: Any) -> Any:
     """The config as the node runs it: its device(s) without the node's name."""
     if hasattr(config, "devices"):
-        return replace(config, devices=tuple(split_device(d)[1] for d in config.devices))
-    return replace(config, device=split_device(config.device)[1])
+        return replace(config, devices=tuple(device_name(d).local for d in config.devices))
+    return replace(config, device=config.device_spec.local)
 
 
 class RemoteJob:
@@ -105,7 +105,7 @@ def point_as_asked(item: Any, config: Any) -> Any:
     """A sweep's point under the device name the user gave ('node-b/cpu', not the node's own 'cpu'); an epoch as it is."""
     if not hasattr(item, "device") or not hasattr(config, "devices"):
         return item
-    names = {split_device(d)[1]: d for d in config.devices}
+    names = {device_name(d).local: d for d in config.devices}
     return replace(item, device=names.get(item.device, item.device))
 
 
@@ -119,11 +119,11 @@ def as_asked(result: Any, config: Any, stamp: dict[str, Any]) -> Any:
     shown = copy.copy(result)
     shown.config = config.to_dict()
     if hasattr(result, "points"):  # a sweep: its devices and points by the names the user gave
-        names = {split_device(d)[1]: d for d in config.devices}
+        names = {device_name(d).local: d for d in config.devices}
         shown.devices = {names.get(k, k): v for k, v in result.devices.items()}
         shown.points = [point_as_asked(p, config) for p in result.points]
         return shown
-    node, local = split_device(config.device)
+    node, local = config.device_spec.node, config.device_spec.local
     hostname = (result.host or {}).get("hostname") or node
     shown.device = {
         **result.device,
@@ -137,7 +137,7 @@ def as_asked(result: Any, config: Any, stamp: dict[str, Any]) -> Any:
 def _resources(node: Node, config: Any) -> dict[str, Any]:
     """What the actor asks Ray for: the GPUs it trains on, else every CPU of the node."""
     devices = getattr(config, "devices", None) or (config.device,)
-    locals_ = [split_device(d)[1] for d in devices]
+    locals_ = [device_name(d).local for d in devices]
     gpus = [d for d in locals_ if d.startswith("gpu")]
     if not gpus:
         return {"num_cpus": max(node.cpus, 1), "num_gpus": 0}
@@ -173,12 +173,12 @@ def run(job: Callable[..., Any], config: Any, run_id: str, should_stop: Callable
         try:
             where = ray.get(actor.where.remote(), timeout=START_TIMEOUT_S)
         except ray.exceptions.GetTimeoutError:
-            slow = said.NODE_SLOW["gpu" if options.get("num_gpus") else "cpu"]
+            slow = end_messages.NODE_SLOW["gpu" if options.get("num_gpus") else "cpu"]
             n = options.get("num_gpus") or options.get("num_cpus")
             sentence = slow.format(name=node.name, seconds=f"{START_TIMEOUT_S:.0f}", n=n)
             return Done(None, State.FAILED, sentence)
         except ray.exceptions.RayError:
-            return Lost(said.NODE_LOST.format(name=node.name))
+            return Lost(end_messages.NODE_LOST.format(name=node.name))
         stamp = {"node": node.name, **where}
         # Ship the dataset only to a node that lacks it (tens of MB, over the network with Ray Client).
         files = shipping.pack(config.dataset) if ray.get(actor.lacks.remote(config.dataset), timeout=30) else None
@@ -204,10 +204,10 @@ def _relay(actor, node: Node, should_stop: Callable[[], bool], on_item) -> Endin
             items, result, done = ray.get(actor.poll.remote(), timeout=max(POLL_SECONDS * 20, 1.0))
         except ray.exceptions.GetTimeoutError:
             if time.monotonic() - last_answer > SILENT_TIMEOUT_S:
-                return Lost(said.NODE_SILENT.format(name=node.name))
+                return Lost(end_messages.NODE_SILENT.format(name=node.name))
             continue
         except ray.exceptions.RayError:  # the actor died: its node was removed, crashed or ran out of memory
-            return Lost(said.NODE_LOST.format(name=node.name))
+            return Lost(end_messages.NODE_LOST.format(name=node.name))
         last_answer = time.monotonic()
         current = pickle.loads(result) if result is not None else None  # without its items; None when none came
         for item in items:
@@ -232,6 +232,6 @@ def result_of(ending: Ending, last: Any) -> tuple[Any, str | None]:
     if last is not None:
         unit = "point" if hasattr(last, "points") else "epoch"
         done = len(getattr(last, "points", None) or getattr(last, "epochs", None) or [])
-        sentence = sentence and said.ended_early(sentence, unit, done)
+        sentence = sentence and end_messages.ended_early(sentence, unit, done)
         last.status, last.error = status, sentence
     return last, sentence

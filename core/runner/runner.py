@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from core.results import EpochInProgress
-from core.runner.growth import grown
+from core.runner.deltas import grown
 from core.runner.jobs import Job, JobStatus, ending
 from core.runner.kind import JobKind, kind_of
 from core.runner.pool import Pool, timed
@@ -252,7 +252,7 @@ class Runner:
         self._change()
 
     def _relay(self, job: Job) -> Callable[[Any, Any], None]:
-        """on_item(item, result) for a job: its run grows by the item (core.runner.growth), then the listeners hear it.
+        """on_item(item, result) for a job: its run grows by the item (core.runner.deltas), then the listeners hear it.
         An epoch still training (EpochInProgress) is only kept for the page, never told to the listeners."""
         event = getattr(job.config, "progress_unit", "epoch")  # "point" for a sweep
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from core.runner.growth import head
+from core.runner.deltas import head
 from core.runner.protocol import Done, Go, Hello, Item, Ready, Start, Stop, WantsTurn
 from core.states import State
 

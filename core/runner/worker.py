@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterable
 from multiprocessing.connection import Pipe
 
-from core.runner import said
+from core.runner import end_messages
 from core.runner.protocol import Done, Exit, Go, Hello, Item, Ready, Start, Stop, WantsTurn
 from core.spawn import zygote
 
@@ -127,8 +127,8 @@ class Worker:
         try:
             code = self.proc.wait(2.0)
         except subprocess.TimeoutExpired:
-            return said.SILENT.format(pid=self.pid)
+            return end_messages.SILENT.format(pid=self.pid)
         if code < 0:
-            killed = said.KILLED_OOM if -code == signal.SIGKILL else said.KILLED
+            killed = end_messages.KILLED_OOM if -code == signal.SIGKILL else end_messages.KILLED
             return killed.format(pid=self.pid, signal=signal.Signals(-code).name)
-        return said.EXITED.format(pid=self.pid, code=code)
+        return end_messages.EXITED.format(pid=self.pid, code=code)
