@@ -158,3 +158,51 @@ def test_run_in_another_import_environment_is_a_fresh_interpreter_and_a_timeout_
     with pytest.raises(subprocess.TimeoutExpired):
         forked.run((PRELOADED,), SAYS, ("sleep",), cwd=ROOT, timeout=1)
     assert os.times().elapsed - began < 30  # killed, not waited for
+
+
+def parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[1])
+
+
+def served_after(own: zygote.Zygote, modules: tuple[str, ...]):
+    """A worker `own` starts once it has imported `modules`, ready on the returned end of its pipe."""
+    mine, theirs = Pipe()
+    fork = Fork("core.runner.serve", (), dict(os.environ), os.getcwd(), pipe=True)
+    child = own.fork(modules, fork, (theirs.fileno(),))
+    theirs.close()
+    mine.send(Hello(list(sys.path), []))
+    assert mine.recv().pid == child.pid
+    return child, mine
+
+
+def test_a_zygote_with_a_second_thread_refuses_to_fork_the_program_starts_fresh_and_its_children_run_on(monkeypatch):
+    own = zygote.Zygote()
+    before, before_end = served_after(own, (PRELOADED,))
+    assert parent_of(before.pid) == own.proc.pid and own.refused is None
+    after, after_end = served_after(own, ("tests.data.threads",))  # its import starts a thread in the zygote
+    assert parent_of(after.pid) == os.getpid()  # a fresh interpreter of this process's
+    assert own.refused.startswith("it runs 2 threads (") and not own.serves()  # named as the kernel names them
+    assert before.poll() is None and alive(before.pid)  # the worker forked before the refusal runs on
+    (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
+    with open(os.devnull, "rb") as stdin:
+        says = own.fork((), Fork(SAYS, ("5",), dict(os.environ), str(ROOT), stdio=True), (stdin.fileno(), out_w, err_w))
+    os.close(out_w)
+    os.close(err_w)
+    done = forked._finish(says, out_r, err_r, [SAYS], 60)  # a program on stdio pipes starts fresh on them too
+    assert done.returncode == 5 and "preloaded=False" in done.stdout and done.stderr == "to stderr\n"
+    monkeypatch.setattr(zygote, "_zygote", own)  # as this process's: it stays refused, no new zygote replaces it
+    assert zygote.serving(None) is None and zygote.start((PRELOADED,), SAYS, (), 0) is None
+    for end, child in ((after_end, after), (before_end, before)):
+        end.send(Exit())
+        assert child.wait(30) == 0
+    assert own.proc.wait(30) == 0  # retired at the refusal: it exits after its last child
+
+
+def test_a_zygote_whose_import_listed_the_devices_refuses_to_fork():
+    own = zygote.Zygote()  # tf.config.list_physical_devices runs cuInit: no child of it could use a GPU
+    child, end = served_after(own, ("tests.data.lists_devices",))
+    assert own.refused == "TensorFlow's runtime has started or listed its devices"
+    assert parent_of(child.pid) == os.getpid()
+    end.send(Exit())
+    assert child.wait(30) == 0

@@ -17,7 +17,7 @@ import traceback
 from multiprocessing import reduction
 from multiprocessing.connection import Connection, wait
 
-from core.spawn.messages import Exited, Fork, Forked, Import, Kill
+from core.spawn.messages import Exited, Fork, Forked, Import, Kill, Refused
 
 _PR_SET_PDEATHSIG = 1
 
@@ -41,11 +41,27 @@ def _import(modules: tuple[str, ...]) -> None:
             os.close(saved)
 
 
-def _runtime_started() -> bool:
-    """Whether an import ran a TensorFlow op: its runtime's threads and devices exist, and a fork would break them."""
+def _unsafe() -> str | None:
+    """Why a fork from here would not be safe now, or None. Only the forking thread exists in a child, so a lock or
+    pool another thread held (OpenBLAS's, jemalloc's, CUDA's) is broken there; and after TensorFlow's runtime has
+    started or listed its devices (cuInit), no child can use the GPU."""
+    threads = os.listdir("/proc/self/task")
+    if len(threads) > 1:
+        names = sorted(_thread_name(t) for t in threads if int(t) != os.getpid())  # it forks on its main thread
+        return f"it runs {len(threads)} threads ({', '.join(names)})"
     context = sys.modules.get("tensorflow.python.eager.context")
     started = context.context_safe() if context else None
-    return bool(started is not None and started._initialized)
+    if started is not None and (started._initialized or started._physical_devices is not None):
+        return "TensorFlow's runtime has started or listed its devices"
+    return None
+
+
+def _thread_name(tid: str) -> str:
+    try:
+        with open(f"/proc/self/task/{tid}/comm") as comm:
+            return comm.read().strip()
+    except FileNotFoundError:
+        return "ended"
 
 
 def _child(conn: Connection, wakes: tuple[int, int], handles: list[int], fork: Fork, zygote_pid: int) -> None:
@@ -114,6 +130,7 @@ def main(fd: int) -> None:
         signal.set_wakeup_fd(woken, warn_on_full_buffer=False)
         live: set[int] = set()  # forked, not yet reaped: the only pids a Kill may reach
         me = os.getpid()
+        refused: str | None = None  # once unsafe, always: a thread that started may be idle at the next check
         while True:
             for ready in wait([conn, wake]):
                 if ready is wake:
@@ -123,6 +140,12 @@ def main(fd: int) -> None:
                 message = conn.recv()
                 if isinstance(message, Fork):
                     handles = [reduction.recv_handle(conn) for _ in range(message.descriptors)]
+                    refused = refused or _unsafe()
+                    if refused:
+                        for handle in handles:
+                            os.close(handle)
+                        conn.send(Refused(refused))  # the parent starts a fresh interpreter; ours run on
+                        continue
                     for stream in (sys.stdout, sys.stderr):
                         stream.flush()  # nothing of the zygote's own written twice
                     pid = os.fork()
@@ -134,8 +157,6 @@ def main(fd: int) -> None:
                     conn.send(Forked(pid))
                 elif isinstance(message, Import):
                     _import(message.modules)
-                    if _runtime_started():
-                        return  # no safe fork from here on: the parent starts fresh interpreters instead
                 elif isinstance(message, Kill) and message.pid in live:
                     os.kill(message.pid, signal.SIGKILL)  # not reaped yet (_reap runs on this thread): still ours
             _reap(conn, live)

@@ -1,7 +1,7 @@
 """What a process and its zygote (core.spawn.zygote, core.spawn.forker) say to each other: one dataclass per message.
 
 Parent -> zygote: Import, Fork (followed by the program's descriptors, passed over the socket), Kill.
-Zygote -> parent: Forked (the pid, in the order of the Forks), Exited.
+Zygote -> parent: Forked (the pid, in the order of the Forks) or Refused, Exited.
 """
 
 from __future__ import annotations
@@ -55,3 +55,11 @@ class Exited:
 
     pid: int
     code: int
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The oldest Fork not yet answered was not forked, nor will any later one be: a fork from the zygote is no longer
+    safe (reason says why). Its children run on."""
+
+    reason: str

@@ -2,7 +2,9 @@
 in milliseconds, where a fresh interpreter spent ~7 s of CPU importing TensorFlow (both cores of a small laptop).
 
 The fork comes after TensorFlow's import and before its first op: its runtime (thread pools, devices, CUDA's
-cuInit) starts in the child, as in a fresh interpreter. Not on macOS: a fork after Metal's framework has loaded
+cuInit) starts in the child, as in a fresh interpreter. The zygote checks it before each fork: one thread, no runtime
+started, no device listed (core.spawn.forker._unsafe); else it refuses, and that fork and every later one is a fresh
+interpreter, while the children it forked run on. Not on macOS: a fork after Metal's framework has loaded
 (tensorflow-metal) is not safe there. A child gets the parent's environment and working folder at the fork (or the
 ones given); a zygote serves only an environment whose variables that imports read (IMPORT_ENV: TF_*, KERAS_HOME,
 PYTHONPATH...) are the ones it imported under. Otherwise, or if the zygote has died, the program is a fresh
@@ -15,6 +17,7 @@ when its parent does, and its children with it.
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 import signal
@@ -22,24 +25,29 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from multiprocessing import reduction
 from multiprocessing.connection import Pipe
 from pathlib import Path
 
-from core.spawn.messages import Exited, Fork, Forked, Import, Kill
+from core.spawn.messages import Exited, Fork, Forked, Import, Kill, Refused
 
 ROOT = Path(__file__).resolve().parents[2]
 # What imports may read (TensorFlow, Keras, NumPy and where modules and libraries are found): a zygote serves a parent
 # whose variables by these names are the ones it imported under. TF_CPP_* (C++ log levels; tf_setup sets one) aside.
 IMPORT_ENV = ("TF_", "KERAS_", "CUDA_", "XLA_", "NVIDIA_", "ROCM_", "HIP_", "TPU_", "PYTHON", "LD_", "OMP_", "KMP_",
               "MKL_", "OPENBLAS_", "HOME", "TMPDIR", "PATH", "VIRTUAL_ENV")  # fmt: skip
+# So that the zygote forks with one thread (core.spawn.forker._unsafe), its imports start none: NumPy's OpenBLAS pool,
+# pyarrow's jemalloc purger (pandas imports it). Its children train in TensorFlow's pools, started after the fork.
+ONE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "JE_ARROW_MALLOC_CONF": "background_thread:false"}
 USE_ENV = "TFDASH_ZYGOTE"  # "0": every worker a fresh interpreter (to compare, or where a fork misbehaves)
 
 
-def fresh_env() -> dict[str, str]:
-    """This process's environment for a fresh interpreter of the project (a worker, a zygote): the project importable."""
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+def fresh_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """An environment (this process's by default) for a fresh interpreter of the project: the project importable."""
+    env = dict(os.environ if env is None else env)
+    return dict(env, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
 
 
 def import_env(env: dict[str, str]) -> dict[str, str]:
@@ -48,36 +56,73 @@ def import_env(env: dict[str, str]) -> dict[str, str]:
 
 
 class Child:
-    """A program forked by the zygote, held as a subprocess.Popen is: pid, poll(), wait(timeout), kill()."""
+    """A program forked by the zygote, held as a subprocess.Popen is: pid, poll(), wait(timeout), kill(). Where the
+    zygote refused the fork (core.spawn.forker._unsafe), a fresh interpreter runs the program instead, held the same."""
 
-    def __init__(self, zygote: Zygote) -> None:
+    def __init__(self, zygote: Zygote, fork: Fork, descriptors: tuple[int, ...]) -> None:
         self._zygote = zygote
+        self._fork = fork
+        self._kept = tuple(os.dup(fd) for fd in descriptors)  # until answered: a refused fork starts fresh with them
         self._pid: int | None = None
-        self.returncode: int | None = None
+        self._fresh: subprocess.Popen | None = None
+        self._code: int | None = None
         self._killed = False
 
     @property
+    def returncode(self) -> int | None:
+        return self._fresh.returncode if self._fresh else self._code
+
+    def _answered(self) -> bool:
+        return self._pid is not None or self._fresh is not None or self._code is not None
+
+    @property
     def pid(self) -> int:
-        """The child's pid, once the zygote has forked it (0 if it never did)."""
+        """The child's pid, once the zygote has forked it or refused to (0 if it never started)."""
         with self._zygote.cond:
-            self._zygote.cond.wait_for(lambda: self._pid is not None or self.returncode is not None)
-            return self._pid or 0
+            self._zygote.cond.wait_for(self._answered)
+            return self._fresh.pid if self._fresh else (self._pid or 0)
 
     def poll(self) -> int | None:
-        return self.returncode
+        return self._fresh.poll() if self._fresh else self._code
 
     def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._zygote.cond:
-            if not self._zygote.cond.wait_for(lambda: self.returncode is not None, timeout):
-                raise subprocess.TimeoutExpired("a forked program", timeout or 0)
-            return self.returncode  # type: ignore[return-value]
+            ended = self._zygote.cond.wait_for(lambda: self._code is not None or self._fresh is not None, timeout)
+        if self._fresh is not None:
+            return self._fresh.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        if not ended:
+            raise subprocess.TimeoutExpired("a forked program", timeout or 0)
+        return self._code  # type: ignore[return-value]
 
     def kill(self) -> None:
         with self._zygote.cond:
             self._killed = True
-            pid = self._pid if self.returncode is None else None
-        if pid:
+            pid = self._pid if self._code is None else None
+            fresh = self._fresh
+        if fresh:
+            fresh.kill()
+        elif pid:
             self._zygote.send(Kill(pid))
+
+    def _start_fresh(self) -> None:
+        """Under the zygote's lock: `python -m` the program as a fresh interpreter, on the descriptors it was given."""
+        fork, kept, pipe = self._fork, self._kept, int(self._fork.pipe)
+        if self._killed:
+            self._code = -signal.SIGKILL
+            return
+        argv = [sys.executable, "-m", fork.module, *fork.args, *map(str, kept[:pipe])]
+        names = ("stdin", "stdout", "stderr")
+        stdio = dict(zip(names, kept[pipe:], strict=True)) if fork.stdio else {"stdin": subprocess.DEVNULL}
+        try:
+            self._fresh = subprocess.Popen(argv, cwd=fork.cwd, env=fresh_env(fork.env), pass_fds=kept[:pipe], **stdio)
+        except OSError:
+            self._code = 1  # as a program that could not start: its parent's next read says it has gone
+
+    def _release(self) -> None:
+        for fd in self._kept:
+            os.close(fd)
+        self._kept = ()
 
 
 class Zygote:
@@ -89,6 +134,7 @@ class Zygote:
         self.cond = threading.Condition()
         self.alive = True
         self._retired = False
+        self.refused: str | None = None  # why it refused a fork: it forks no more, and this process starts fresh ones
         self._closed = False
         self._sending = threading.Lock()
         self._unanswered: deque[Child] = deque()
@@ -96,7 +142,7 @@ class Zygote:
         self.conn, theirs = Pipe()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "core.spawn.forker", str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env=fresh_env(),
+            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env={**ONE_THREAD_ENV, **fresh_env()},
         )  # fmt: skip
         theirs.close()
         threading.Thread(target=self._read, name="zygote-reader", daemon=True).start()
@@ -116,7 +162,7 @@ class Zygote:
     def fork(self, modules: tuple[str, ...], fork: Fork, descriptors: tuple[int, ...]) -> Child:
         """A child running `fork`'s program with `descriptors` (fork.pipe's, then fork.stdio's), forked once the
         zygote has imported `modules`."""
-        child = Child(self)
+        child = Child(self, fork, descriptors)
         with self._sending:
             with self.cond:
                 self._unanswered.append(child)
@@ -157,10 +203,13 @@ class Zygote:
                 if isinstance(message, Forked):
                     child = self._unanswered.popleft()
                     child._pid = message.pid
+                    child._release()
                     self._children[message.pid] = child
                     kill = message.pid if child._killed else None
+                elif isinstance(message, Refused):
+                    self._refuse(message.reason)
                 elif isinstance(message, Exited) and (child := self._children.pop(message.pid, None)):
-                    child.returncode = message.code
+                    child._code = message.code
                 self.cond.notify_all()
                 done = self._retired and not self._unanswered and not self._children
             if kill:
@@ -168,6 +217,17 @@ class Zygote:
             if done:
                 self._close()  # a retired zygote's last child has ended: it exits
                 return
+
+    def _refuse(self, reason: str) -> None:
+        """Under the lock: the oldest fork starts as a fresh interpreter; the zygote exits after its last child."""
+        if self.refused is None:
+            logging.getLogger(__name__).warning(
+                "No more forks from the zygote: %s. Fresh interpreters instead.", reason
+            )
+        self.refused, self.alive, self._retired = reason, False, True
+        child = self._unanswered.popleft()
+        child._start_fresh()
+        child._release()
 
     def _close(self) -> None:
         """Only the reader closes the connection: a descriptor closed under a thread reading it may be reused."""
@@ -180,8 +240,9 @@ class Zygote:
         with self.cond:
             self.alive = False
             for child in [*self._unanswered, *self._children.values()]:
-                if child.returncode is None:
-                    child.returncode = -signal.SIGKILL
+                child._release()
+                if child._code is None:
+                    child._code = -signal.SIGKILL
             self._unanswered.clear()
             self._children.clear()
             self.cond.notify_all()
@@ -199,11 +260,14 @@ def available() -> bool:
 def serving(env: dict[str, str] | None) -> Zygote | None:
     """This process's zygote, if it serves `env`. For this process's own import environment (env None, or one that
     imports read the same) one is started, and started again when it has changed (the one before ends with its
-    children); for another, only one already serving it (else None: a fresh interpreter)."""
+    children); for another, only one already serving it. None: a fresh interpreter (no zygote serves it, or the one
+    that did refused a fork)."""
     global _zygote
     with _lock:
         if env is not None and import_env(env) != import_env(dict(os.environ)):
             return _zygote if _zygote is not None and _zygote.serves(env) else None
+        if _zygote is not None and _zygote.refused and _zygote.env == import_env(dict(os.environ)):
+            return None  # it stays refused for this environment: fresh interpreters, its children running on
         if _zygote is None or not _zygote.serves():
             if _zygote is not None:
                 _zygote.retire()
@@ -218,4 +282,6 @@ def start(preload: tuple[str, ...], module: str, args: tuple[str, ...], pipe: in
     if not preload or not available():
         return None
     zygote = serving(None)
+    if zygote is None:
+        return None
     return zygote.fork(preload, Fork(module, args, dict(os.environ), os.getcwd(), pipe=True), (pipe,))
