@@ -20,10 +20,10 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from pathlib import Path
 
+from core.polling import poll_until
 from ui.access import PARAM, TOKEN_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,15 +63,15 @@ def command(address: str, port: int, shown: str | None) -> list[str]:
 
 def wait_until_up(url: str, proc: subprocess.Popen, timeout: float = 90) -> bool:
     """Poll the server's health route (on this machine) until it answers; False if it exited or never did."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and proc.poll() is None:
+
+    def healthy() -> bool:
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return True
+                return reply.status == 200
         except OSError:
-            time.sleep(0.3)
-    return False
+            return False
+
+    return poll_until(healthy, timeout, 0.3, lambda: proc.poll() is not None)
 
 
 def end_with(proc: subprocess.Popen) -> list[int]:

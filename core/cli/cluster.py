@@ -17,12 +17,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from core.cli.common import EXIT_FAILED, EXIT_OK, Command, fail
 from core.cluster.auth import accepts_without_token
 from core.cluster.connect import Address
+from core.polling import poll_until
 
 READY_TIMEOUT_S = 90.0  # `ray start` on a cold disk: the GCS, the raylet, Ray Client's server
 
@@ -54,14 +54,16 @@ def wait_until_guarded(
 ) -> bool | None:
     """Until every port answers: True if all refuse a request without the token, False if one takes it, None if
     one never answered (Ray Client's server starts a little after the main port)."""
-    deadline, answers = time.monotonic() + timeout, {a.text: None for a in addresses}
-    while time.monotonic() < deadline and (proc is None or proc.poll() is None):
+    answers: dict[str, bool | None] = {a.text: None for a in addresses}
+
+    def all_answered() -> bool:
         for address in addresses:
             if answers[address.text] is None:
                 answers[address.text] = accepts_without_token(address, timeout=2)
-        if all(a is not None for a in answers.values()):
-            return not any(answers.values())
-        time.sleep(0.5)
+        return all(a is not None for a in answers.values())
+
+    if poll_until(all_answered, timeout, 0.5, lambda: proc is not None and proc.poll() is not None):
+        return not any(answers.values())
     return None
 
 

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from core.engine import peak
+from core.polling import poll_until
 
 LIMITS_ENV = "TFDASH_LIMITS"
 WAIT_SECONDS = 30.0  # at most, for the server's check; then the run measures its own
@@ -86,9 +87,7 @@ def shared(tf_device: str, wait: float = WAIT_SECONDS, should_stop=None) -> dict
     path = os.environ.get(LIMITS_ENV)
     if not path:
         return None
-    deadline = time.monotonic() + wait
-    while not os.path.exists(path) and time.monotonic() < deadline and not (should_stop and should_stop()):
-        time.sleep(0.1)
+    poll_until(lambda: os.path.exists(path), wait, 0.1, should_stop or (lambda: False))  # the server writes it
     try:
         found = json.loads(Path(path).read_text(encoding="utf-8")).get(tf_device)
     except (OSError, ValueError, AttributeError):

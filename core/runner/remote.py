@@ -25,6 +25,7 @@ from core.cluster import shipping
 from core.cluster.connect import ClusterError, connect
 from core.cluster.nodes import Node, find
 from core.device_spec import device_name
+from core.polling import poll_until
 from core.results import EpochInProgress
 from core.runner import end_messages
 from core.runner.deltas import head
@@ -215,8 +216,9 @@ def _relay(actor, node: Node, should_stop: Callable[[], bool], on_item) -> Endin
         if done is not None:
             return Done(pickle.loads(done[0]), done[1], done[2])
         # Until the next poll, or at once when Stop is pressed; once stopping, poll often to see the end.
-        deadline = time.monotonic() + (POLL_SECONDS if grace.asked is None else STOP_CHECK_SECONDS)
-        while time.monotonic() < deadline and not (grace.asked is None and should_stop()):
+        if grace.asked is None:
+            poll_until(should_stop, POLL_SECONDS, STOP_CHECK_SECONDS)
+        else:
             time.sleep(STOP_CHECK_SECONDS)
 
 
