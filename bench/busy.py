@@ -2,11 +2,11 @@
 
 The no-GPU Quick demo (its preset, 3 epochs) runs on one Runner as the dashboard runs it (the runs of a press as one
 group, taking turns), first on a quiet machine, then while a process this bench starts keeps one core busy (a Python
-loop), which it ends after. For each press: the headline (core.analysis.compare.speedup with its 90% interval), what the runs
-recorded of the rest of the machine's CPU (core.busy.others_share: other programs' share of the cores), and whether the
-page's warning (core.busy.busy_sentence) would show, and each run's verdict (core.analysis.why: its bound, or no single
-bound). With --presses N, N quiet presses then N busy ones, and each condition's spread of headlines over its presses
-(what the headline's own interval, over one press's epochs and calls, does not cover). The runs are the page's
+loop), which it ends after. For each press: the headline (core.analysis.compare.speedup with its 90% interval), what the
+runs recorded of the rest of the machine's CPU (core.busy.others_share: other programs' share of the cores), and whether
+the page's warning (core.busy.busy_sentence) would show, and each run's verdict (core.analysis.why: its bound, or no
+single bound). With --presses N, N quiet presses then N busy ones, and each condition's spread of headlines over its
+presses (what the headline's own interval, over one press's epochs and calls, does not cover). The runs are the page's
 (core.device_modes' fit:cpu mode: plain fit, the multi-step loop, then XLA on it); the headline is first against last.
 Last line: busy_said: quiet Q busy B (1 = the warning shows, on every press of that condition).
 
@@ -78,13 +78,15 @@ def main() -> None:
             said[name].append(int(sentence is not None))
             headlines[name].append(found.ratio)
             print(
-                f"{name}: headline {found.ratio:.2f}x ({found.low:.2f}-{found.high:.2f}); verdicts {verdicts(why, results)};"
+                f"{name}: headline {found.ratio:.2f}x ({found.low:.2f}-{found.high:.2f});"
+                f" verdicts {verdicts(why, results)};"
                 f" other programs {share:.0%} of the cores; the page says: {sentence or '(nothing)'}",
                 flush=True,
             )
     for name, found in headlines.items():
         print(
-            f"{name}: headlines over {len(found)} presses {min(found):.2f}x-{max(found):.2f}x, max/min {max(found) / min(found):.2f}"
+            f"{name}: headlines over {len(found)} presses {min(found):.2f}x-{max(found):.2f}x,"
+            f" max/min {max(found) / min(found):.2f}"
         )
     print(f"busy_said: quiet {min(said['quiet'])} busy {min(said['busy'])}")
 

@@ -108,11 +108,14 @@ def main() -> None:
     print(f"workers ready (TensorFlow imported) {ready:.1f} s after the Runner was made")
     print(f"submit -> epoch 1, first run:  {first:.2f} s")
     print(f"submit -> epoch 1, second run: {second:.2f} s")
-    print(f"submit -> epoch 1, Run pressed again the moment the page offers it ({offered:.1f} s after the last run"
-          f" ended): {back_to_back:.2f} s")  # fmt: skip
+    print(
+        f"submit -> epoch 1, Run pressed again the moment the page offers it ({offered:.1f} s after the last run"
+        f" ended): {back_to_back:.2f} s"
+    )
     print(f"submit -> epoch 1, submitted the moment the last run ended (waits for the import): {at_end:.2f} s")
     print(
-        f"Quick demo (plain fit vs multi-step loop): submit -> first point to draw {point:.2f} s, both done {demo_done:.1f} s"
+        f"Quick demo (plain fit vs multi-step loop): submit -> first point to draw {point:.2f} s,"
+        f" both done {demo_done:.1f} s"
     )
     print(f"this process's RSS: {before:.0f} MB before, {after:.0f} MB after")
     print(f"first_run_vs_second_run: {first / second:.2f}x")

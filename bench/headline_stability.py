@@ -95,8 +95,10 @@ def main() -> None:
                 median = statistics.median(e.train_seconds for e in base.steady_epochs()) / statistics.median(
                     e.train_seconds for e in other.steady_epochs()
                 )
-                pairs = [a.train_seconds / b.train_seconds
-                         for a, b in zip(base.steady_epochs(), other.steady_epochs(), strict=True)]  # fmt: skip
+                pairs = [
+                    a.train_seconds / b.train_seconds
+                    for a, b in zip(base.steady_epochs(), other.steady_epochs(), strict=True)
+                ]
                 paired[way].append(statistics.median(pairs))
                 headlines[way].append(found.ratio)
                 dumped.append(

@@ -47,10 +47,22 @@ def build(path: Path, runs: int, epochs: int) -> None:
             "INSERT INTO runs (run_id, status, schema_version, config, host, device, started_at, finished_at,"
             " stored_at, origin, epochs_done, final_test_accuracy, steady_epoch_seconds)"
             " VALUES (?, 'completed', 1, ?, ?, ?, ?, ?, ?, 'imported', ?, ?, ?)",
-            [(f"run{i:09d}", config, json.dumps(SERVER_HOST), json.dumps(SERVER_DEVICE),
-              f"2026-11-{1 + i % 28:02d}T{i % 24:02d}:00:{i % 60:02d}.000+00:00", template.finished_at,
-              template.finished_at, done, accuracy, steady) for i in range(runs)],
-        )  # fmt: skip
+            [
+                (
+                    f"run{i:09d}",
+                    config,
+                    json.dumps(SERVER_HOST),
+                    json.dumps(SERVER_DEVICE),
+                    f"2026-11-{1 + i % 28:02d}T{i % 24:02d}:00:{i % 60:02d}.000+00:00",
+                    template.finished_at,
+                    template.finished_at,
+                    done,
+                    accuracy,
+                    steady,
+                )
+                for i in range(runs)
+            ],
+        )
         for i in range(runs):
             run_id = f"run{i:09d}"
             db.executemany(
@@ -120,7 +132,8 @@ def main() -> None:
         cli_ref, cli_big = cli_seconds(small), cli_seconds(big)
         print(f"Store.history(), 100 runs (reference):   {ref * 1e3:8.1f} ms")
         print(
-            f"Store.history(), {args.runs} runs:           {listing * 1e3:8.1f} ms  = {listing / ref:5.1f}x the reference"
+            f"Store.history(), {args.runs} runs:           {listing * 1e3:8.1f} ms"
+            f"  = {listing / ref:5.1f}x the reference"
         )
         print(f"Store.load(20 runs on screen):          {load * 1e3:8.1f} ms")
         print(f"python -m core history, 100 runs:        {cli_ref:8.2f} s")

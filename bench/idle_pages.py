@@ -55,8 +55,14 @@ from collections import defaultdict
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 VIEWPORT = {"width": 1280, "height": 720}
 RUNNING = '[data-testid="stStatusWidget"]'  # Streamlit's "running" indicator, present only while the script runs
 EPOCHS_RE = re.compile(r"(\d+)\s+of\s+(\d+)\s+epochs")
@@ -195,10 +201,15 @@ def measure(pid: int, seconds: float, epochs_now, browser_root: int) -> dict:
     training = sum(v[0] for n, v in by_name.items() if TRAINING_RE.match(n))
     epochs = (e1 - e0) if e0 is not None and e1 is not None else None
     return {
-        "seconds": elapsed, "total": total, "training": training, "other": total - training,
-        "by_name": dict(by_name), "epochs": epochs, "browser": (b1 - b0) / CLK_TCK,
+        "seconds": elapsed,
+        "total": total,
+        "training": training,
+        "other": total - training,
+        "by_name": dict(by_name),
+        "epochs": epochs,
+        "browser": (b1 - b0) / CLK_TCK,
         "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]),
-    }  # fmt: skip
+    }
 
 
 # -- the server -----------------------------------------------------------------------------
@@ -278,9 +289,14 @@ def first_visible(candidates, timeout_ms: int = 0):
 
 def page_ready(page, timeout_ms: int = 60_000) -> bool:
     """Whether the page drew its controls (a Run button, a preset or the Epochs input) in time."""
-    found = first_visible([page.get_by_role("button", name="Run", exact=True),
-                           page.get_by_role("button", name="The tutorial", exact=True),
-                           page.get_by_role("spinbutton", name="Epochs")], timeout_ms)  # fmt: skip
+    found = first_visible(
+        [
+            page.get_by_role("button", name="Run", exact=True),
+            page.get_by_role("button", name="The tutorial", exact=True),
+            page.get_by_role("spinbutton", name="Epochs"),
+        ],
+        timeout_ms,
+    )
     return found is not None
 
 
@@ -299,18 +315,26 @@ def page_epochs(page) -> int | None:
 def start_from_page(page, epochs: int) -> list[str]:
     """Preset, Epochs, Run, by visible labels; returns what was done (raises Failed if Run was not found)."""
     done = []
-    preset = first_visible([page.get_by_role("button", name="The tutorial", exact=True),
-                            page.get_by_role("button", name=re.compile("tutorial", re.I))])  # fmt: skip
+    preset = first_visible(
+        [
+            page.get_by_role("button", name="The tutorial", exact=True),
+            page.get_by_role("button", name=re.compile("tutorial", re.I)),
+        ]
+    )
     if preset is not None:
         preset.click()
         wait_idle(page)
         done.append("preset 'The tutorial'")
     else:
         say("note: no 'The tutorial' preset button; starting with the page's default settings.")
-    box = first_visible([page.get_by_role("spinbutton", name="Epochs", exact=True),
-                         page.get_by_label("Epochs", exact=True),
-                         page.locator('input[aria-label="Epochs"]'),
-                         page.get_by_role("spinbutton", name=re.compile(r"^Epochs", re.I))])  # fmt: skip
+    box = first_visible(
+        [
+            page.get_by_role("spinbutton", name="Epochs", exact=True),
+            page.get_by_label("Epochs", exact=True),
+            page.locator('input[aria-label="Epochs"]'),
+            page.get_by_role("spinbutton", name=re.compile(r"^Epochs", re.I)),
+        ]
+    )
     if box is not None:
         box.fill(str(epochs))
         box.press("Enter")
@@ -318,9 +342,13 @@ def start_from_page(page, epochs: int) -> list[str]:
         done.append(f"Epochs={box.input_value()}")
     else:
         say("note: no 'Epochs' input found; the run keeps the preset's epochs and may end too soon.")
-    run = first_visible([page.get_by_role("button", name="Run", exact=True),
-                         page.get_by_role("button", name=re.compile(r"^\s*(▶\s*)?Run\b", re.I)),
-                         page.get_by_role("button", name=re.compile(r"\b(train|start)\b", re.I))])  # fmt: skip
+    run = first_visible(
+        [
+            page.get_by_role("button", name="Run", exact=True),
+            page.get_by_role("button", name=re.compile(r"^\s*(▶\s*)?Run\b", re.I)),
+            page.get_by_role("button", name=re.compile(r"\b(train|start)\b", re.I)),
+        ]
+    )
     if run is None or not run.is_enabled():
         raise Failed("could not start a run from the page: no enabled 'Run' button (try --start-cli)")
     run.click()
@@ -352,7 +380,8 @@ def training_threads_busy(pid: int, window: float = 2.0) -> float:
 
 
 def wait_steady(page, pid: int, timeout: float, settle: float) -> str:
-    """Until the first epoch is shown (or, on a page without the line, training threads keep a core busy), plus `settle`."""
+    """Until the first epoch is shown (or, on a page without the line, training threads keep a core busy), plus
+    `settle`."""
     deadline = time.monotonic() + timeout
     busy_for = 0
     while time.monotonic() < deadline:
@@ -374,8 +403,10 @@ def report(a: dict, b: dict, pages: int, seconds: float) -> None:
         rate = ""
         if m["epochs"]:
             rate = f", {m['epochs'] / m['seconds']:.2f} epochs/s, other {m['other'] / m['epochs']:.3f} s/epoch"
-        return (f"{tag}: whole process {m['total']:.2f} s CPU in {m['seconds']:.1f} s "
-                f"(training threads {m['training']:.2f}, other {m['other']:.2f}){rate}; Chromium {m['browser']:.2f} s")  # fmt: skip
+        return (
+            f"{tag}: whole process {m['total']:.2f} s CPU in {m['seconds']:.1f} s "
+            f"(training threads {m['training']:.2f}, other {m['other']:.2f}){rate}; Chromium {m['browser']:.2f} s"
+        )
 
     say(line(f"{'A, 1 page':<13}", a))
     say(line(f"{f'B, 1+{pages} pages':<13}", b))
@@ -390,8 +421,10 @@ def report(a: dict, b: dict, pages: int, seconds: float) -> None:
     scale = 30.0 / seconds
     per_page_total = (b["total"] - a["total"]) / pages * scale
     per_page_other = (b["other"] - a["other"]) / pages * scale
-    say(f"per extra page, per 30 s: whole process {per_page_total:+.2f} s, "
-        f"non-training threads {per_page_other:+.2f} s, Chromium {(b['browser'] - a['browser']) / pages * scale:+.2f} s")  # fmt: skip
+    say(
+        f"per extra page, per 30 s: whole process {per_page_total:+.2f} s, "
+        f"non-training threads {per_page_other:+.2f} s, Chromium {(b['browser'] - a['browser']) / pages * scale:+.2f} s"
+    )
     if a["epochs"] and b["epochs"] is not None:
         drop = 1 - (b["epochs"] / b["seconds"]) / (a["epochs"] / a["seconds"])
         say(
@@ -419,8 +452,11 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=1000, help="epochs for the run started from the page")
     ap.add_argument("--settle", type=float, default=5.0, help="seconds after the first epoch, and after opening pages")
     ap.add_argument("--start-timeout", type=float, default=180.0, help="bound on reaching the first epoch")
-    ap.add_argument("--start-cli", action="store_true",
-                    help="do not press anything: wait (--start-timeout) for a run started by hand in the printed URL")  # fmt: skip
+    ap.add_argument(
+        "--start-cli",
+        action="store_true",
+        help="do not press anything: wait (--start-timeout) for a run started by hand in the printed URL",
+    )
     ap.add_argument("--no-thread-names", action="store_true", help="leave the server's thread names alone")
     args = ap.parse_args()
 
@@ -443,9 +479,21 @@ def main() -> int:
     url = f"http://127.0.0.1:{port}"
     log_path = tmp / "streamlit.log"
     log = open(log_path, "w")  # noqa: SIM115 - closed in finally
-    cmd = [*streamlit_command(app_dir), "run", "streamlit_app.py", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none",
-           "--browser.gatherUsageStats", "false"]  # fmt: skip
+    cmd = [
+        *streamlit_command(app_dir),
+        "run",
+        "streamlit_app.py",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--server.fileWatcherType",
+        "none",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
     say(f"server: {' '.join(cmd)}  (cwd {app_dir}, TFDASH_DB {env['TFDASH_DB']})")
     proc = subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

@@ -67,8 +67,10 @@ def main() -> None:
         reference = statistics.median(per_step[VARIANTS[0]])
         for (precision, xla), times in per_step.items():
             median = statistics.median(times)
-            print(f"{label:<28} {precision:<15} {'on' if xla else 'off':<4} {median * 1000:>9.3f} "
-                  f"{reference / median:>7.2f}x")  # fmt: skip
+            print(
+                f"{label:<28} {precision:<15} {'on' if xla else 'off':<4} {median * 1000:>9.3f} "
+                f"{reference / median:>7.2f}x"
+            )
     print("speedup: float32 with XLA off's median ms/step / the variant's, same process, same rounds")
 
 

@@ -1,4 +1,5 @@
-"""What a room of viewers costs the run it measures: N simulated viewer sessions against one run from the presenter's page.
+"""What a room of viewers costs the run it measures: N simulated viewer sessions against one run from the presenter's
+page.
 
     .venv/bin/python bench/room.py --viewers 30 [--seconds 8] [--rounds 3] [--app-dir DIR]
 
@@ -131,10 +132,13 @@ def phase(seconds: float, store: Store, presenter: st_client.Session, pid: int) 
         time.sleep(max(0.0, every - took))
         took = presenter.run(fragment=fragment, timeout=120).seconds
     elapsed = time.monotonic() - began
-    return {"epochs": (first, epochs_done(store)), "renders": renders,
-            "server_cores": (process_ticks(pid) - ticks) / CLK_TCK / elapsed,
-            "loop_cores": (thread_ticks(pid).get(pid, ("", 0))[1] - loop) / CLK_TCK / elapsed,
-            "client_cores": (process_ticks(os.getpid()) - own) / CLK_TCK / elapsed}  # fmt: skip
+    return {
+        "epochs": (first, epochs_done(store)),
+        "renders": renders,
+        "server_cores": (process_ticks(pid) - ticks) / CLK_TCK / elapsed,
+        "loop_cores": (thread_ticks(pid).get(pid, ("", 0))[1] - loop) / CLK_TCK / elapsed,
+        "client_cores": (process_ticks(os.getpid()) - own) / CLK_TCK / elapsed,
+    }
 
 
 def main() -> int:
@@ -155,8 +159,21 @@ def main() -> int:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = dict(os.environ, TFDASH_DB=str(db), TFDASH_PRESENTER_TOKEN=TOKEN)
-    cmd = [*streamlit_command(app_dir), "run", entry, "--server.port", str(port), "--server.address", "127.0.0.1",
-           "--server.headless", "true", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]  # fmt: skip
+    cmd = [
+        *streamlit_command(app_dir),
+        "run",
+        entry,
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--server.fileWatcherType",
+        "none",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # terminated: the finally below ends the server too
     log = open(tmp / "streamlit.log", "w")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -194,14 +211,17 @@ def main() -> int:
         for v in viewers:  # the room's arrival (a whole page each) is a one-off: the phases measure the room once in
             v.opened.wait(120)
         say(
-            f"run {run_id}: training; the room arrived (every page drawn whole once) in {time.monotonic() - arriving:.1f} s"
+            f"run {run_id}: training; the room arrived (every page drawn whole once)"
+            f" in {time.monotonic() - arriving:.1f} s"
         )
         phases: list[tuple[str, dict]] = []
         for name in "A" + "BA" * args.rounds:
             talk.set() if name == "B" else talk.clear()
             phases.append((name, phase(args.seconds, store, presenter, proc.pid)))
-            say(f"phase {name} ({'the room ticking' if name == 'B' else 'the room asking for nothing'}): "
-                f"epochs {phases[-1][1]['epochs'][0]}-{phases[-1][1]['epochs'][1]}")  # fmt: skip
+            say(
+                f"phase {name} ({'the room ticking' if name == 'B' else 'the room asking for nothing'}): "
+                f"epochs {phases[-1][1]['epochs'][0]}-{phases[-1][1]['epochs'][1]}"
+            )
         leave.set()
         talk.set()
         for v in viewers:
@@ -247,7 +267,8 @@ def main() -> int:
             return f"{statistics.mean(ph[key] for n, ph in phases if n == name):.2f}"
 
         say(
-            f"server CPU (cores, the mean of the phases): A {cores('server_cores', 'A')}, B {cores('server_cores', 'B')}"
+            f"server CPU (cores, the mean of the phases): A {cores('server_cores', 'A')},"
+            f" B {cores('server_cores', 'B')}"
         )
         say(f"of which the event loop (main thread): A {cores('loop_cores', 'A')}, B {cores('loop_cores', 'B')}")
         say(
@@ -256,7 +277,8 @@ def main() -> int:
         )
         runs, whole = sum(v.runs for v in viewers), sum(v.whole for v in viewers)
         say(
-            f"viewer fragment reruns in B: {runs} ({whole} of them drew the whole page); errors: {len(errors)} {errors[:2]}"
+            f"viewer fragment reruns in B: {runs} ({whole} of them drew the whole page);"
+            f" errors: {len(errors)} {errors[:2]}"
         )
         say(f"messages the server sent per viewer rerun in B: {sum(v.messages for v in viewers) / max(runs, 1):.1f}")
         say(f"room_step_slowdown: {room / ref:.2f}")

@@ -50,7 +50,10 @@ def main() -> None:
         f"(float32 {info['peak_matrix_size']}x{info['peak_matrix_size']}, median of {peak.TRIES} tries)"
     )
     print()
-    head = f"| {'model':<10} | {'train FLOPs/sample':>18} | {'batch':>5} | {'samples/s (median)':>18} | {'min-max':>19} | {'GFLOP/s':>7} | {'of peak':>7} |"  # fmt: skip
+    head = (
+        f"| {'model':<10} | {'train FLOPs/sample':>18} | {'batch':>5} | {'samples/s (median)':>18}"
+        f" | {'min-max':>19} | {'GFLOP/s':>7} | {'of peak':>7} |"
+    )
     print(head)
     print("|" + "|".join("-" * (len(cell)) for cell in head.split("|")[1:-1]) + "|")
     for result in results:

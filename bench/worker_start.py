@@ -65,8 +65,10 @@ def main() -> None:
             seconds[forked].append(ready)
             cpu[forked].append(used)
     for forked, name in ((False, "fresh"), (True, "forked")):
-        print(f"{name:6s}: ready in {statistics.median(seconds[forked]):6.2f} s, "
-              f"CPU {statistics.median(cpu[forked]):6.2f} s a worker (ready and its tiny job)")  # fmt: skip
+        print(
+            f"{name:6s}: ready in {statistics.median(seconds[forked]):6.2f} s, "
+            f"CPU {statistics.median(cpu[forked]):6.2f} s a worker (ready and its tiny job)"
+        )
     print(f"start_fresh_vs_forked: {statistics.median(seconds[False]) / statistics.median(seconds[True]):.1f}")
     print(f"cpu_fresh_vs_forked: {statistics.median(cpu[False]) / statistics.median(cpu[True]):.1f}")
 

@@ -44,8 +44,12 @@ def tutorial_run(i: int):
         epochs.append(e.__class__(**{**e.__dict__, "calls": calls}))
     smooth = [[min(255, max(0, 128 + int(40 * rng.random()) - 20)) for _ in range(784)] for _ in range(10)]
     strip = list(range(32))
-    epochs[-1] = epochs[-1].__class__(**{**epochs[-1].__dict__, "learned": Learned(strip, [k % 10 for k in strip],
-                                      [rng.randrange(10) for _ in strip], smooth, 0.71)})  # fmt: skip
+    epochs[-1] = epochs[-1].__class__(
+        **{
+            **epochs[-1].__dict__,
+            "learned": Learned(strip, [k % 10 for k in strip], [rng.randrange(10) for _ in strip], smooth, 0.71),
+        }
+    )
     run.epochs = epochs
     run.config = {**run.config, "epochs": 10}
     return run
@@ -80,15 +84,27 @@ def child(zip_path: str, db: str) -> None:
         said.append(str(err))
     took = time.perf_counter() - began
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"seconds": took, "extra_mb": (peak - before) / 1024, "said": said[:1] + said[-1:],
-                      "imported": sum(1 for s in said if s is True)}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "seconds": took,
+                "extra_mb": (peak - before) / 1024,
+                "said": said[:1] + said[-1:],
+                "imported": sum(1 for s in said if s is True),
+            }
+        )
+    )
 
 
 def measure(zip_path: Path, tmp: Path) -> dict:
-    code = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from bench.zip_import import child; child(sys.argv[1], sys.argv[2])"
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+        "from bench.zip_import import child; child(sys.argv[1], sys.argv[2])"
+    )
     db = tmp / f"{zip_path.stem}.sqlite3"
-    done = subprocess.run([sys.executable, "-c", code, str(zip_path), str(db)], capture_output=True, text=True,
-                          check=True, cwd=ROOT)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(zip_path), str(db)], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -107,14 +123,20 @@ def main() -> None:
             for i in range(200):
                 z.writestr(f"big-{i}.json", b"0" * 6_000_000)
         unzipped = sum(m.file_size for m in zipfile.ZipFile(good).infolist()) / 1e6
-        print(f"zip of {args.runs} runs: {good.stat().st_size / 1e6:.1f} MB ({unzipped:.1f} MB unzipped); "
-              f"bomb: {bomb.stat().st_size / 1e6:.1f} MB (1,200 MB unzipped)")  # fmt: skip
+        print(
+            f"zip of {args.runs} runs: {good.stat().st_size / 1e6:.1f} MB ({unzipped:.1f} MB unzipped); "
+            f"bomb: {bomb.stat().st_size / 1e6:.1f} MB (1,200 MB unzipped)"
+        )
         runs = measure(good, tmp)
-        print(f"{runs['imported']} of {args.runs} runs imported in {runs['seconds']:.2f} s, "
-              f"peak memory +{runs['extra_mb']:.0f} MB")  # fmt: skip
+        print(
+            f"{runs['imported']} of {args.runs} runs imported in {runs['seconds']:.2f} s, "
+            f"peak memory +{runs['extra_mb']:.0f} MB"
+        )
         refused = measure(bomb, tmp)
-        print(f"bomb: {refused['seconds']:.2f} s, peak memory +{refused['extra_mb']:.0f} MB; first said: "
-              f"{refused['said'][0]}; last: {refused['said'][-1]}")  # fmt: skip
+        print(
+            f"bomb: {refused['seconds']:.2f} s, peak memory +{refused['extra_mb']:.0f} MB; first said: "
+            f"{refused['said'][0]}; last: {refused['said'][-1]}"
+        )
         print(f"zip_import_seconds: {runs['seconds']:.2f}")
         print(f"zip_import_extra_mb: {runs['extra_mb']:.0f}")
 

@@ -35,7 +35,8 @@ def _same(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Axis:
-    """One thing a comparison may vary: a TrainConfig field, its label, its allowed values (None: a number or a device)."""
+    """One thing a comparison may vary: a TrainConfig field, its label, its allowed values (None: a number or a
+    device)."""
 
     field: str
     label: str
@@ -124,7 +125,8 @@ def axis_of(configs: list[dict[str, Any]]) -> str | None:
 
 def value_names(configs: list[dict[str, Any]]) -> tuple[list[str], str] | None:
     """(each run's value as it reads, where they all ran) for runs along one axis: (['float32', 'mixed_bfloat16'],
-    ' on CPU'); None unless the runs differ in exactly one axis' field. The device axis' runs ran in several places: ''."""
+    ' on CPU'); None unless the runs differ in exactly one axis' field. The device axis' runs ran in several places:
+    ''."""
     axis = axis_of(configs)
     if axis is None:
         return None

@@ -151,7 +151,8 @@ class TrainConfig:
         object.__setattr__(self, "batch_size", int(self.batch_size))
         if spec.mirrored and self.execution == "multi-step-loop":
             said = N_(
-                "execution must be keras-fit or keras-fit-spe for device {device}: MirroredStrategy trains through model.fit."
+                "execution must be keras-fit or keras-fit-spe for device {device}: "
+                "MirroredStrategy trains through model.fit."
             )
             raise refused("execution", said, device=self.device)
 

@@ -111,7 +111,8 @@ def slow_note(device: str, precision: str, host: dict[str, Any]) -> str | None:
 
 
 def resolve_xla(xla: str, kind: DeviceKind, device: str) -> bool:
-    """The jit_compile a run uses: xla 'on'/'off' as said, 'auto' by the device kind; ConfigError where XLA cannot run."""
+    """The jit_compile a run uses: xla 'on'/'off' as said, 'auto' by the device kind; ConfigError where XLA cannot
+    run."""
     if xla == "on" and not kind.xla:
         raise ConfigError(
             "xla",

@@ -54,9 +54,18 @@ def node_modes(node: dict[str, Any]) -> list[Mode]:
     found = host.get("gpus") or []
     # One GPU choice per node: Ray gives the job a free GPU and sets CUDA_VISIBLE_DEVICES, so it is gpu:0 there.
     which = f" (Ray gives one of {len(found)})" if len(found) > 1 else ""
-    gpus = [
-        Mode(f"{name}/gpu:0", f"{name}/GPU:0 · {found[0]['name']}{which} · {where}", ({"device": f"{name}/gpu:0"},), False)
-    ] if found else []  # fmt: skip
+    gpus = (
+        [
+            Mode(
+                f"{name}/gpu:0",
+                f"{name}/GPU:0 · {found[0]['name']}{which} · {where}",
+                ({"device": f"{name}/gpu:0"},),
+                False,
+            )
+        ]
+        if found
+        else []
+    )
     if len(found) > 1:  # MirroredStrategy trains through model.fit (core.config)
         runs = ({"device": f"{name}/gpu:all", "execution": "keras-fit"},)
         label = f"{name}/GPU:all ({len(found)} GPUs, MirroredStrategy) · {where}"

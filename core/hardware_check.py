@@ -186,8 +186,13 @@ def result() -> Hardware:
     if not os.environ.get(ADDRESS_ENV, "").strip():
         return _default.result()
     sentence = _cluster.sentence or messages.ASKING
-    return replace(_default.result(), nodes=_cluster.nodes, cluster=sentence,
-                   cluster_address=os.environ[ADDRESS_ENV].strip(), cluster_warning=_cluster.warning)  # fmt: skip
+    return replace(
+        _default.result(),
+        nodes=_cluster.nodes,
+        cluster=sentence,
+        cluster_address=os.environ[ADDRESS_ENV].strip(),
+        cluster_warning=_cluster.warning,
+    )
 
 
 def wait(timeout: float | None = None) -> Hardware:

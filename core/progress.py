@@ -11,13 +11,20 @@ from core.i18n import N_, _, ngettext
 from core.states import State
 
 PLURALS = {"epoch": "epochs", "point": "points"}
-# Per unit: (one, many) of a count, the item in progress (of a total, and without), and "stopped before/during the first".
-COUNTS = {"epoch": lambda n: ngettext("{n} epoch", "{n} epochs", n),
-          "point": lambda n: ngettext("{n} point", "{n} points", n)}  # fmt: skip
-OF_TOTAL = {"epoch": lambda n: ngettext("{done} of {total} epoch", "{done} of {total} epochs", n),
-            "point": lambda n: ngettext("{done} of {total} point", "{done} of {total} points", n)}  # fmt: skip
-IN_PROGRESS = {"epoch": (N_("epoch {n}"), N_("epoch {n} of {total}")),
-               "point": (N_("point {n}"), N_("point {n} of {total}"))}  # fmt: skip
+# Per unit: (one, many) of a count, the item in progress (of a total, and without), and "stopped before/during the
+# first".
+COUNTS = {
+    "epoch": lambda n: ngettext("{n} epoch", "{n} epochs", n),
+    "point": lambda n: ngettext("{n} point", "{n} points", n),
+}
+OF_TOTAL = {
+    "epoch": lambda n: ngettext("{done} of {total} epoch", "{done} of {total} epochs", n),
+    "point": lambda n: ngettext("{done} of {total} point", "{done} of {total} points", n),
+}
+IN_PROGRESS = {
+    "epoch": (N_("epoch {n}"), N_("epoch {n} of {total}")),
+    "point": (N_("point {n}"), N_("point {n} of {total}")),
+}
 BEFORE_FIRST = {"epoch": N_("stopped before epoch 1"), "point": N_("stopped before point 1")}
 DURING_FIRST = {"epoch": N_("stopped during epoch 1"), "point": N_("stopped during point 1")}
 
@@ -65,8 +72,14 @@ def state_words(state: str, unit: str, done: int, total: int | None, began: bool
 
 
 # A job's status as the page says it: "cancelled" is the file's word, "stopped" the page's (Stop, and state_words).
-STATUS_WORDS = {State.CANCELLED: N_("stopped"), State.COMPLETED: N_("completed"), State.FAILED: N_("failed"),
-                State.INTERRUPTED: N_("interrupted"), State.RUNNING: N_("running"), State.QUEUED: N_("queued")}  # fmt: skip
+STATUS_WORDS = {
+    State.CANCELLED: N_("stopped"),
+    State.COMPLETED: N_("completed"),
+    State.FAILED: N_("failed"),
+    State.INTERRUPTED: N_("interrupted"),
+    State.RUNNING: N_("running"),
+    State.QUEUED: N_("queued"),
+}
 
 
 def status_words(status: str) -> str:

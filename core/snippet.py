@@ -21,7 +21,7 @@ _FASHION = f'''FILES = {FASHION_FILES!r}
 
 
 def load_data():
-    """Fashion-MNIST from Keras' cache, else Debian's `apt-get install dataset-fashion-mnist`; else Keras downloads it."""
+    """Fashion-MNIST from Keras' cache, else Debian's dataset-fashion-mnist package; else Keras downloads it."""
     keras_home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
     for folder in (Path(keras_home) / "datasets" / "fashion-mnist", Path("{DEBIAN_FASHION_DIR}")):
         if all((folder / name).is_file() for name in FILES):
@@ -58,20 +58,32 @@ def python_command() -> str:
 
 
 def cli_command(config: TrainConfig, json_path: str | None = None, host: dict | None = None) -> str:
-    """`.venv/bin/python -m core train ...` with every setting spelled out, run from the repository root; XLA as the
-    run resolves it on `host` (core.engine.devices' host info; None: a GPU is a CUDA one), on or off, never auto."""
+    """`.venv/bin/python -m core train ...` with every setting spelled out, run from the repository root; XLA as the run
+    resolves it on `host` (core.engine.devices' host info; None: a GPU is a CUDA one), on or off, never auto."""
     args = [
-        python_command(), "-m", "core", "train",
-        "--dataset", config.dataset,
-        "--model", config.model,
-        "--device", config.device,
-        "--epochs", str(config.epochs),
-        "--batch-size", str(config.batch_size),
-        "--learning-rate", f"{config.learning_rate:g}",
-        "--optimizer", config.optimizer,
-        "--seed", str(config.seed),
-        "--execution", config.execution,
-    ]  # fmt: skip
+        python_command(),
+        "-m",
+        "core",
+        "train",
+        "--dataset",
+        config.dataset,
+        "--model",
+        config.model,
+        "--device",
+        config.device,
+        "--epochs",
+        str(config.epochs),
+        "--batch-size",
+        str(config.batch_size),
+        "--learning-rate",
+        f"{config.learning_rate:g}",
+        "--optimizer",
+        config.optimizer,
+        "--seed",
+        str(config.seed),
+        "--execution",
+        config.execution,
+    ]
     if config.train_subset is not None:
         args += ["--train-subset", str(config.train_subset)]
     if config.model == "mlp":
@@ -106,7 +118,8 @@ def _fit_lines(config: TrainConfig, steps_per_execution: int | None) -> tuple[li
         "                  jit_compile=JIT_COMPILE)",
     ]
     epoch = [
-        "        # The epoch's batches as a tf.data pipeline made before the clock starts, as the dashboard makes them:",
+        "        # The epoch's batches as a tf.data pipeline made before the clock starts, "
+        "as the dashboard makes them:",
         "        # one model.fit(x, y, epochs=N) call converts its arrays once, not once per epoch.",
         "        batches = tf.data.Dataset.from_tensor_slices((x_train[order], y_train[order]))",
         "        batches = batches.batch(BATCH).prefetch(tf.data.AUTOTUNE)",
@@ -145,7 +158,7 @@ def _loop_lines(config: TrainConfig, _: int | None) -> tuple[list[str], list[str
         "            idx = tf.gather(order, (start + i) * BATCH + tf.range(BATCH))",
         "            xb, yb = tf.gather(x, idx), tf.gather(y, idx)",
         "            with tf.GradientTape() as tape:",
-        "                weights = [tf.transpose(v.value) if flip else v.value for v, (_, flip) in zip(trained, pairs)]",
+        "                weights = [tf.transpose(v.value) if f else v.value for v, (_, f) in zip(trained, pairs)]",
         "                probs, _ = model.stateless_call(weights, [], xb, training=True)",
         "                loss = tf.reduce_mean(loss_fn(yb, probs))",
         "            optimizer.apply(tape.gradient(loss, trained), trained)",
@@ -175,7 +188,8 @@ def _loop_lines(config: TrainConfig, _: int | None) -> tuple[list[str], list[str
         "        seconds.append(time.perf_counter() - began)",
         "        probs = model.predict(x_test, batch_size=1000, verbose=0)",
         "        accuracy = np.mean(probs.argmax(axis=1) == y_test)",
-        '        print(f"epoch {epoch + 1}: test accuracy {accuracy:.4f}, {seconds[-1]:.3f} s of training in {calls} calls")',
+        '        print(f"epoch {epoch + 1}: test accuracy {accuracy:.4f}, '
+        '{seconds[-1]:.3f} s of training in {calls} calls")',
     ]
     return setup, epoch
 
@@ -201,14 +215,23 @@ def _head(config: TrainConfig, tf_device: str) -> list[str]:
         "import tensorflow as tf",
         "",
         f"SEED, EPOCHS, BATCH = {config.seed}, {config.epochs}, {config.batch_size}",
-        *([f"TARGET_CALL_SECONDS, MIN_CALLS_PER_EPOCH, MIN_CALL_SECONDS = {TARGET_CALL_SECONDS}, "
-           f"{MIN_CALLS_PER_EPOCH}, {MIN_CALL_SECONDS}"] if loop else []),
+        *(
+            [
+                f"TARGET_CALL_SECONDS, MIN_CALLS_PER_EPOCH, MIN_CALL_SECONDS = {TARGET_CALL_SECONDS}, "
+                f"{MIN_CALLS_PER_EPOCH}, {MIN_CALL_SECONDS}"
+            ]
+            if loop
+            else []
+        ),
         # XLA set explicitly, as the dashboard does for every mode (auto: on for a GPU; on a CPU, only for the
         # multi-step loop of a dense model).
         f"JIT_COMPILE = {jit_compile_for(tf_device, config.model, config.xla, None, config.execution)}",
-        *([f'keras.config.set_dtype_policy("{config.precision}")  # this script trains one model: a global is fine']
-          if config.precision != "float32" else []),
-    ]  # fmt: skip
+        *(
+            [f'keras.config.set_dtype_policy("{config.precision}")  # this script trains one model: a global is fine']
+            if config.precision != "float32"
+            else []
+        ),
+    ]
 
 
 def _data(config: TrainConfig) -> list[str]:
@@ -216,9 +239,12 @@ def _data(config: TrainConfig) -> list[str]:
     return [
         _LOADERS[config.dataset].format(size=size),
         *([] if config.dataset == "synthetic" else _SCALE),
-        *([f"x_train, y_train = x_train[:{subset}], y_train[:{subset}]  # the training subset"]
-          if subset is not None and config.dataset != "synthetic" else []),
-    ]  # fmt: skip
+        *(
+            [f"x_train, y_train = x_train[:{subset}], y_train[:{subset}]  # the training subset"]
+            if subset is not None and config.dataset != "synthetic"
+            else []
+        ),
+    ]
 
 
 # The speed as the dashboard measures it: every epoch after epoch 1 (which traces and compiles), its samples over its
@@ -236,10 +262,9 @@ _SPEED = [
 def keras_code(config: TrainConfig, steps_per_execution: int | None = None) -> str:
     """A self-contained script for one run: the same data, model, seed, batches, device, jit_compile and execution mode.
 
-    It loads the data as the dashboard does, draws each epoch's batch order from the seed as every mode
-    does, times each epoch's training as the dashboard does, prints each epoch's test accuracy and seconds,
-    then the steady state's samples per second. steps_per_execution: the run's calibrated N (its device
-    info), for keras-fit-spe.
+    It loads the data as the dashboard does, draws each epoch's batch order from the seed as every mode does, times each
+    epoch's training as the dashboard does, prints each epoch's test accuracy and seconds, then the steady state's
+    samples per second. steps_per_execution: the run's calibrated N (its device info), for keras-fit-spe.
     """
     tf_device = config.device_spec.tf_name
     setup, epoch = _TRAINING[config.execution](config, steps_per_execution)

@@ -15,7 +15,8 @@ CHARTS = '.st-key-run_charts [data-testid="stVegaLiteChart"]'  # Train's and His
 COVERED = """
 (selector) => {
   const found = [];
-  const overlap = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const overlap = (a, b) =>
+    a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
   const inside = (p, b) => p.x > b.left + 1 && p.x < b.right - 1 && p.y > b.top + 1 && p.y < b.bottom - 1;
   const shown = (el) => {
     for (let e = el; e && e.tagName !== 'svg'; e = e.parentElement) {
@@ -54,14 +55,16 @@ COVERED = """
       if (!shown(p)) continue;
       const clip = clipOf(p), m = p.getScreenCTM(), points = [];
       if (p.tagName === 'line') {
-        const a = new DOMPoint(p.x1.baseVal.value, p.y1.baseVal.value), b = new DOMPoint(p.x2.baseVal.value, p.y2.baseVal.value);
+        const a = new DOMPoint(p.x1.baseVal.value, p.y1.baseVal.value);
+        const b = new DOMPoint(p.x2.baseVal.value, p.y2.baseVal.value);
         const n = Math.max(2, Math.ceil(Math.hypot(b.x - a.x, b.y - a.y) / 2));
         for (let i = 0; i <= n; i++) points.push(new DOMPoint(a.x + (b.x - a.x) * i / n, a.y + (b.y - a.y) * i / n));
       } else {
         const length = p.getTotalLength();
         for (let at = 0; at <= length; at += 2) points.push(p.getPointAtLength(at));
       }
-      const drawn = points.map((q) => new DOMPoint(q.x, q.y).matrixTransform(m)).filter((q) => !clip || inside(q, clip));
+      const drawn = points.map((q) => new DOMPoint(q.x, q.y).matrixTransform(m))
+        .filter((q) => !clip || inside(q, clip));
       marks.push(['line', drawn, p]);
     }
     for (const [word, box] of words) {

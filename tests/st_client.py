@@ -81,13 +81,23 @@ class Session:
     def put_file(self, name: str, data: bytes) -> int:
         """PUT a file to /_stcore/upload_file as the uploader widget does; the HTTP status."""
         boundary = "tfdashboundary"
-        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
-                f"Content-Type: application/json\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()  # fmt: skip
+        body = (
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+                f"Content-Type: application/json\r\n\r\n"
+            ).encode()
+            + data
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
         conn = http.client.HTTPConnection(*self.address, timeout=60)
         conn.putrequest("PUT", f"/_stcore/upload_file/{self.session_id}/file-{time.time_ns()}", skip_host=True)
-        for key, value in (("Host", self.host), ("Content-Type", f"multipart/form-data; boundary={boundary}"),
-                           ("Content-Length", str(len(body))), ("X-Xsrftoken", self.cookies.get("_streamlit_xsrf", "")),
-                           ("Cookie", "; ".join(f"{k}={v}" for k, v in self.cookies.items()))):  # fmt: skip
+        for key, value in (
+            ("Host", self.host),
+            ("Content-Type", f"multipart/form-data; boundary={boundary}"),
+            ("Content-Length", str(len(body))),
+            ("X-Xsrftoken", self.cookies.get("_streamlit_xsrf", "")),
+            ("Cookie", "; ".join(f"{k}={v}" for k, v in self.cookies.items())),
+        ):
             conn.putheader(key, value)
         conn.endheaders()
         try:
@@ -130,8 +140,9 @@ class Session:
         if self._ws is not None:
             self._ws.close()
 
-    def run(self, page: str | None = None, fragment: str | None = None, timeout: float = 60, widgets=None,
-            query: str = "") -> Run:  # fmt: skip
+    def run(
+        self, page: str | None = None, fragment: str | None = None, timeout: float = 60, widgets=None, query: str = ""
+    ) -> Run:
         """Ask for a script run (the page `page`, or only `fragment`) and read until it finishes; what it drew."""
         msg = BackMsg()
         state = msg.rerun_script

@@ -317,8 +317,8 @@ def test_a_bad_setting_shows_its_one_sentence_and_disables_run(at):
 
 def test_a_number_streamlit_cannot_hold_is_named_in_its_refusal_not_the_zero_put_in_its_place(at):
     # A hand-made page sends any number; Streamlit puts the field's default (0) in place of one a browser cannot hold
-    # (ui/entered.py). AppTest sends a field's value as a double, so 2**53 + 1 arrives as 2**53 (tests/test_share_browser.py
-    # sends whole numbers exactly).
+    # (ui/entered.py). AppTest sends a field's value as a double, so 2**53 + 1 arrives as 2**53
+    # (tests/test_share_browser.py sends whole numbers exactly).
     for key, sent, kept in (
         ("epochs", 2**53 + 1, 10),
         ("learning_rate", math.nan, 0.1),
@@ -365,8 +365,14 @@ def test_a_failed_run_shows_its_one_sentence_not_a_traceback(at):
 
 def run_one_softmax(at: AppTest):
     """Run the tutorial's softmax on a little synthetic data, on the CPU, from the Train view; its finished result."""
-    for key, value in {"dataset": "synthetic", "model": "softmax", "train_subset": 300, "batch_size": 50,
-                       "epochs": 2, "mode": "cpu"}.items():  # fmt: skip
+    for key, value in {
+        "dataset": "synthetic",
+        "model": "softmax",
+        "train_subset": 300,
+        "batch_size": 50,
+        "epochs": 2,
+        "mode": "cpu",
+    }.items():
         at.session_state[key] = value
     settle(at.run().button(key="run").click().run())
     assert not at.exception

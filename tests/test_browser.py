@@ -76,13 +76,24 @@ def server(request):
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / "streamlit.log", "w")  # closed when the server stops
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.headless", "true", "--server.fileWatcherType", "none"],
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.headless",
+            "true",
+            "--server.fileWatcherType",
+            "none",
+        ],
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
         env={k: v for k, v in os.environ.items() if k not in drop},  # the page's own warm workers
-    )  # fmt: skip
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until(lambda: healthy(url, proc), 60, "streamlit's answer", every=0.3)
@@ -209,7 +220,8 @@ def pick_first(page: Page, key: str, timeout: float = 90, typed: str = "") -> st
 
 
 def choose(page: Page, key: str, option: str, timeout: float = 60) -> None:
-    """Choose `option` in the selectbox keyed `key`, as a person would: again if a rerun redrew it as the click landed."""
+    """Choose `option` in the selectbox keyed `key`, as a person would: again if a rerun redrew it as the click
+    landed."""
     deadline = time.monotonic() + timeout
     field = page.locator(f".st-key-{key} input").first
     while True:
@@ -225,8 +237,8 @@ def choose(page: Page, key: str, option: str, timeout: float = 60) -> None:
 
 def quick_demo_shows_both_charts_and_the_metrics(page: Page, epochs: int = DEMO_EPOCHS) -> None:
     """After a Quick demo ran to its end on this page (no GPU here: plain model.fit, the multi-step loop, then XLA on
-    it, all on the CPU; tests/test_layout_browser.py runs it): its charts, numbers and headline, then every view at 1280x720
-    and back. One demo's run serves both tests, as it takes a minute of the suite's time on 2 cores."""
+    it, all on the CPU; tests/test_layout_browser.py runs it): its charts, numbers and headline, then every view at
+    1280x720 and back. One demo's run serves both tests, as it takes a minute of the suite's time on 2 cores."""
     view(page, "Train")
     wait_until_idle(page)
     page.set_viewport_size(VIEWPORT)
@@ -295,7 +307,8 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     wait_until_idle(presenter)
     click(presenter, "run")
     expect(status(presenter)).to_contain_text("CPU (plain fit): epoch 2 of 10", timeout=120_000)
-    # Both have finished an epoch (the loop's first comes after the fit's, in its turn): a Stop now stops both after one.
+    # Both have finished an epoch (the loop's first comes after the fit's, in its turn): a Stop now stops both after
+    # one.
     expect(status(presenter)).to_contain_text("CPU (multi-step loop, XLA): epoch 2 of 10", timeout=120_000)
 
     viewer, viewer_errors = open_page(browser, server)

@@ -76,8 +76,10 @@ def test_accuracy_chart_puts_epoch_on_x_accuracy_on_y_and_one_colour_per_run(fra
     # Hovering an epoch reads every run there, each in its own line of the tooltip, named as in the legend.
     hover = spec["layer"][1]
     assert hover["mark"]["type"] == "rule" and [t["title"] for t in hover["encoding"]["tooltip"]] == [
-        "Epoch", "CPU", "GPU:0"
-    ]  # fmt: skip
+        "Epoch",
+        "CPU",
+        "GPU:0",
+    ]
     (readout,) = [v for v in spec["datasets"].values() if len(v) == 10]  # one row per epoch of the axis
     assert readout[1]["run_1"] == "75.0% training · 76.0% test" and readout[9]["run_0"] == "77.0% training · 78.0% test"
 
@@ -128,9 +130,7 @@ def test_series_labels_name_every_compared_setting_so_no_two_runs_read_alike():
     small, big = TrainConfig(batch_size=100), TrainConfig(batch_size=256)
     assert series_labels([small, big]) == ["CPU (batch 100)", "CPU (batch 256)"]
     both = TrainConfig(batch_size=256, execution="keras-fit")
-    assert series_labels([small, both]) == [
-        "CPU (multi-step loop, XLA, batch 100)", "CPU (plain fit, batch 256)"
-    ]  # fmt: skip
+    assert series_labels([small, both]) == ["CPU (multi-step loop, XLA, batch 100)", "CPU (plain fit, batch 256)"]
     labels = series_labels([TrainConfig(execution="keras-fit"), both])
     assert labels == ["CPU (batch 100)", "CPU (batch 256)"]
 
@@ -138,8 +138,16 @@ def test_series_labels_name_every_compared_setting_so_no_two_runs_read_alike():
 @pytest.mark.parametrize("low, high", [(0.80, 0.815), (0.80, 0.95), (0.8123, 0.8131), (0.5, 0.5), (0.1, 0.9)])
 def test_accuracy_ticks_are_distinct_labels_whatever_the_range_and_the_axis_holds_every_point(low, high):
     """'81% 81% 80% 80%' came from whole-percent labels on ticks half a point apart."""
-    frame = pd.DataFrame({"series": ["CPU", "CPU"], "epoch": [1, 2], "test_accuracy": [low, high],
-                          "train_accuracy": [low, high], "train_seconds": [1.0, 1.0], "warmup": [True, False]})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "series": ["CPU", "CPU"],
+            "epoch": [1, 2],
+            "test_accuracy": [low, high],
+            "train_accuracy": [low, high],
+            "train_seconds": [1.0, 1.0],
+            "warmup": [True, False],
+        }
+    )
     y = charts.accuracy_chart(frame).to_dict()["layer"][0]["encoding"]["y"]
     decimals = int(y["axis"]["format"][1:-1].lstrip("."))
     labels = [f"{t:.{decimals}%}" for t in y["axis"]["values"]]
@@ -173,8 +181,9 @@ def test_race_chart_puts_training_seconds_on_x_with_every_call_and_a_target_line
         for k in range(1, 5):
             calls.append(CallPoint(elapsed + 0.2 * k, 100 * (4 * (epoch - 1) + k), 2, 0.2, 1.0 / k, 0.5 + 0.05 * k))
         elapsed += 0.8
-        result.epochs.append(EpochMetrics(epoch, 0.5, 0.7, 0.5, 0.7 + 0.05 * epoch, 0.8, 0.1, 500, epoch == 1,
-                                          calls=calls))  # fmt: skip
+        result.epochs.append(
+            EpochMetrics(epoch, 0.5, 0.7, 0.5, 0.7 + 0.05 * epoch, 0.8, 0.1, 500, epoch == 1, calls=calls)
+        )
     points = charts.race_frame([compare.race_points(result)], ["CPU"])
     spec = charts.race_chart(points, target=0.8).to_dict()
     shade, train, test, rule, hover = spec["layer"]
@@ -209,8 +218,11 @@ def test_the_live_charts_as_the_page_draws_them_meet_vega_lites_schema_and_are_s
     from ui import layout
 
     race = charts.race_frame([], [])
-    drawn = [layout.fill(charts.accuracy_chart(frame, 10, 0.6)), layout.fill(charts.epoch_time_chart(frame, 10)),
-             layout.fill(charts.race_chart(race, 0.8, 0.6))]  # fmt: skip
+    drawn = [
+        layout.fill(charts.accuracy_chart(frame, 10, 0.6)),
+        layout.fill(charts.epoch_time_chart(frame, 10)),
+        layout.fill(charts.race_chart(race, 0.8, 0.6)),
+    ]
     sent = []
 
     class Column:

@@ -84,9 +84,19 @@ def test_devices_json(hardware_check_run):
     assert hardware_check_run["returncode"] == 0, hardware_check_run["stderr"]
     info = json.loads(hardware_check_run["stdout"])
     assert list(info) == [
-        "hostname", "platform", "python", "tensorflow", "keras", "cpu_model", "cpu_cores", "logical_cpus",
-        "cuda_build", "cudnn_build", "gpus", "limits",
-    ]  # fmt: skip
+        "hostname",
+        "platform",
+        "python",
+        "tensorflow",
+        "keras",
+        "cpu_model",
+        "cpu_cores",
+        "logical_cpus",
+        "cuda_build",
+        "cudnn_build",
+        "gpus",
+        "limits",
+    ]
     # Each device's peak and bandwidth: the median of five tries, every try kept (the spread).
     cpu = info["limits"]["/CPU:0"]
     assert len(cpu["peak_tries"]) == len(cpu["bandwidth_tries"]) == 5

@@ -39,8 +39,15 @@ def ray_flags(tmp: Path) -> list[str]:
 
 def start(argv: list[str], home: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
     home.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "HOME": str(home), **(env or {})}, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    return subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env={**os.environ, "HOME": str(home), **(env or {})},
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def end(proc: subprocess.Popen) -> None:
@@ -58,8 +65,26 @@ def guarded(tmp_path_factory):
     require(subprocess.run([sys.executable, "-c", "import ray"], capture_output=True).returncode == 0, "Ray")
     tmp = tmp_path_factory.mktemp("head")
     port, client = free_port(), free_port()
-    proc = start([sys.executable, "-m", "core", "cluster-head", "--block", "--node-name", "gpu-box", "--port", str(port),
-                  "--client-port", str(client), "--address", "127.0.0.1", "--", *ray_flags(tmp)], tmp / "home")  # fmt: skip
+    proc = start(
+        [
+            sys.executable,
+            "-m",
+            "core",
+            "cluster-head",
+            "--block",
+            "--node-name",
+            "gpu-box",
+            "--port",
+            str(port),
+            "--client-port",
+            str(client),
+            "--address",
+            "127.0.0.1",
+            "--",
+            *ray_flags(tmp),
+        ],
+        tmp / "home",
+    )
     lines = []
     deadline = time.monotonic() + 150
     while not any(line.startswith("Ray Client (") for line in lines):
@@ -74,9 +99,24 @@ def open_cluster(tmp_path_factory):
     """Ray's own `ray start --head --block`, as the README used to say: no token authentication. Its GCS address."""
     tmp = tmp_path_factory.mktemp("open")
     port, client = free_port(), free_port()
-    proc = start([sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", "--port", str(port),
-                  "--ray-client-server-port", str(client), "--disable-usage-stats", *ray_flags(tmp)], tmp / "home",
-                 {"RAY_AUTH_MODE": "disabled"})  # fmt: skip
+    proc = start(
+        [
+            sys.executable,
+            "-m",
+            "ray.scripts.scripts",
+            "start",
+            "--head",
+            "--block",
+            "--port",
+            str(port),
+            "--ray-client-server-port",
+            str(client),
+            "--disable-usage-stats",
+            *ray_flags(tmp),
+        ],
+        tmp / "home",
+        {"RAY_AUTH_MODE": "disabled"},
+    )
     ports = [connect.parse(f"127.0.0.1:{port}"), connect.parse(f"ray://127.0.0.1:{client}")]
 
     def up() -> bool:
@@ -106,8 +146,10 @@ def test_cluster_head_makes_a_private_token_starts_with_it_and_prints_what_the_l
 
 def test_a_laptop_without_the_token_or_with_a_wrong_one_is_told_at_once(guarded):
     _, home, port, client = guarded
-    for env, says in (({}, "this machine has no token for it"), ({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "0" * 64},
-                      "it refused this machine's token")):  # fmt: skip
+    for env, says in (
+        ({}, "this machine has no token for it"),
+        ({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "0" * 64}, "it refused this machine's token"),
+    ):
         done = run_cli(  # at once: a hung ray.init would raise TimeoutExpired after 30 s
             "devices",
             "--ray",

@@ -58,10 +58,28 @@ def test_without_a_cluster_named_nothing_imports_ray():
     # `python -m core train`, start to finish: -X importtime lists every module it imported (TensorFlow's own
     # import is hidden with the rest of its start-up chatter: core.engine.tf_setup).
     imported = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "core", "train", "--dataset", "synthetic", "--train-subset", "100",
-         "--batch-size", "50", "--epochs", "1"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "core",
+            "train",
+            "--dataset",
+            "synthetic",
+            "--train-subset",
+            "100",
+            "--batch-size",
+            "50",
+            "--epochs",
+            "1",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert imported.returncode == 0, imported.stderr[-500:]
     assert any(line.rstrip().endswith("| core.engine.training") for line in imported.stderr.splitlines())
     assert not [line for line in imported.stderr.splitlines() if line.rstrip().endswith(("| ray", "| ray._raylet"))]

@@ -12,8 +12,14 @@ from core.runner import remote
 def test_a_sweeps_points_and_devices_go_back_under_the_nodes_device_names_and_the_job_keeps_its_own():
     config = SweepConfig(devices="node-b/cpu", batch_sizes=(32,), steps=5, repeats=1)
     assert remote.local_config(config).devices == ("cpu",)
-    point = SweepPoint(device="cpu", batch_size=32, steps=5, samples_per_second=1.0, samples_per_second_min=1.0,
-                       samples_per_second_max=1.0)  # fmt: skip
+    point = SweepPoint(
+        device="cpu",
+        batch_size=32,
+        steps=5,
+        samples_per_second=1.0,
+        samples_per_second_min=1.0,
+        samples_per_second_max=1.0,
+    )
     live = SweepResult(
         config=remote.local_config(config).to_dict(), devices={"cpu": {"requested": "cpu"}}, points=[point]
     )
@@ -49,7 +55,13 @@ def test_a_sweep_on_a_node_is_a_file_the_history_imports():
     from core.history.checks import check_schema
 
     config = SweepConfig(devices="node-b.example.org/cpu", batch_sizes=(32,), steps=5, repeats=1)
-    point = SweepPoint(device="cpu", batch_size=32, steps=5, samples_per_second=1.0, samples_per_second_min=1.0,
-                       samples_per_second_max=1.0)  # fmt: skip
+    point = SweepPoint(
+        device="cpu",
+        batch_size=32,
+        steps=5,
+        samples_per_second=1.0,
+        samples_per_second_min=1.0,
+        samples_per_second_max=1.0,
+    )
     live = SweepResult(config=remote.local_config(config).to_dict(), devices={}, points=[point], status="completed")
     check_schema("sweep", remote.as_asked(live, config, {}).to_dict())

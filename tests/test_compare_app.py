@@ -12,8 +12,15 @@ from core.config import ConfigError
 from tests.test_app import chart_specs, encoding, page, settle
 from ui.resources import get_runner
 
-TINY = {"dataset": "synthetic", "model": "mlp", "hidden_units": 32, "train_subset": 600, "batch_size": 30,
-        "epochs": 2, "mode": "cpu"}  # fmt: skip
+TINY = {
+    "dataset": "synthetic",
+    "model": "mlp",
+    "hidden_units": 32,
+    "train_subset": 600,
+    "batch_size": 30,
+    "epochs": 2,
+    "mode": "cpu",
+}
 
 
 @pytest.fixture()

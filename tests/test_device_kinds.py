@@ -57,9 +57,15 @@ def test_a_cuda_gpu_takes_xla_auto_as_on_and_a_cpu_as_off():
 
 @pytest.mark.parametrize(
     ("execution", "model", "expected"),
-    [("multi-step-loop", "softmax", True), ("multi-step-loop", "mlp", True), ("multi-step-loop", "cnn", False),
-     ("keras-fit", "softmax", False), ("keras-fit-spe", "mlp", False), (None, "mlp", False)],
-)  # fmt: skip
+    [
+        ("multi-step-loop", "softmax", True),
+        ("multi-step-loop", "mlp", True),
+        ("multi-step-loop", "cnn", False),
+        ("keras-fit", "softmax", False),
+        ("keras-fit-spe", "mlp", False),
+        (None, "mlp", False),
+    ],
+)
 def test_xla_auto_on_a_cpu_is_on_only_where_xla_compiles_the_whole_loop_of_a_dense_model(execution, model, expected):
     assert jit_compile_for("cpu", model, "auto", {}, execution) is expected
     assert jit_compile_for("node-b/cpu", model, "auto", {}, execution) is expected  # a Ray node's CPU too

@@ -117,8 +117,12 @@ def test_special_files_and_an_empty_file_are_refused(tmp_path, capsys):
     os.mkfifo(fifo)
     empty = tmp_path / "empty.sqlite3"
     empty.touch()
-    cases = [("/dev/null", "not a regular file"), (str(tmp_path), "is a directory"), (str(fifo), "not a regular file"),
-             (str(empty), "empty (0-byte) file")]  # fmt: skip
+    cases = [
+        ("/dev/null", "not a regular file"),
+        (str(tmp_path), "is a directory"),
+        (str(fifo), "not a regular file"),
+        (str(empty), "empty (0-byte) file"),
+    ]
     for path, says in cases:
         for argv in (["history"], ["export", "--all"], ["import", str(tmp_path / "x.json")]):
             assert main([*argv, "--db", path]) == 1
@@ -152,10 +156,15 @@ def test_a_held_lock_fails_a_write_in_the_stated_time_and_never_blocks_reads(tmp
     run = make_result(run_id="live00000001")
     store.begin("live00000001", run.config)
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"import sqlite3,time\nd=sqlite3.connect({str(path)!r},isolation_level=None)\n"
-         "d.execute('BEGIN EXCLUSIVE')\nprint('held',flush=True)\ntime.sleep(30)"],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            f"import sqlite3,time\nd=sqlite3.connect({str(path)!r},isolation_level=None)\n"
+            "d.execute('BEGIN EXCLUSIVE')\nprint('held',flush=True)\ntime.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         failures = []
@@ -292,8 +301,9 @@ def test_a_full_disk_is_one_sentence_through_the_store(tmp_path):
         "s.begin(r.run_id, r.config)\nfor m in r.epochs:\n    try:\n        s.add_epoch(r.run_id, m, r)\n"
         "    except StoreError as err:\n        print(m.epoch, err); sys.exit(0)\nsys.exit(3)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                          preexec_fn=limited(120_000))  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, preexec_fn=limited(120_000)
+    )
     assert proc.returncode == 0, proc.stderr
     epoch, sentence = one_line(proc.stdout).split(" ", 1)
     assert sentence.startswith(f"The run history {path} cannot be written (") and int(epoch) > 1

@@ -149,8 +149,9 @@ def test_a_sentence_filled_in_english_by_the_cluster_check_reads_back_into_the_p
         # A sentence built from another (the cluster's refusal, then what the page offers instead), both read back.
         inner = messages.NONE_NAMED.format(env="TFDASH_RAY_ADDRESS", forms=messages.FORMS)
         outer = i18n.again(messages.ONLY_HERE.format(problem=inner), messages.ALL)
-        assert outer == i18n._(messages.ONLY_HERE).format(problem=i18n._(messages.NONE_NAMED).format(
-            env="TFDASH_RAY_ADDRESS", forms=i18n._(messages.FORMS)))  # fmt: skip
+        assert outer == i18n._(messages.ONLY_HERE).format(
+            problem=i18n._(messages.NONE_NAMED).format(env="TFDASH_RAY_ADDRESS", forms=i18n._(messages.FORMS))
+        )
         assert i18n.again("Something no template says.", messages.ALL) == "Something no template says."
     finally:
         i18n.set_language("en")

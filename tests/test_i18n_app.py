@@ -25,13 +25,59 @@ from ui import access, lang
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 # Names a reader looks up (Keras' and TensorFlow's own words, the datasets and models, units) stay as they are.
 NAMES = {
-    "tensorflow", "keras", "xla", "cpu", "gpu", "gpus", "fit", "softmax", "mlp", "cnn", "relu", "sgd", "adam",
-    "mnist", "fashion-mnist", "tensorboard", "python", "linux", "mac", "apple", "metal", "nvidia", "cuda", "cudnn", "ray",
-    "mirroredstrategy", "pluggabledevice", "dtype", "policy", "json", "csv", "zip", "vs", "auto", "on", "off",
-    "bootstrap", "roofline", "gflop", "mflop", "flop", "flops", "mib", "mb", "gb", "ms", "µs", "english",
-    "hparams", "logdir",  # TensorBoard's plugin and its flag
-    "epochs", "synthetic",  # model.fit's argument beside 轮次; the CLI's --dataset name
-}  # fmt: skip
+    "tensorflow",
+    "keras",
+    "xla",
+    "cpu",
+    "gpu",
+    "gpus",
+    "fit",
+    "softmax",
+    "mlp",
+    "cnn",
+    "relu",
+    "sgd",
+    "adam",
+    "mnist",
+    "fashion-mnist",
+    "tensorboard",
+    "python",
+    "linux",
+    "mac",
+    "apple",
+    "metal",
+    "nvidia",
+    "cuda",
+    "cudnn",
+    "ray",
+    "mirroredstrategy",
+    "pluggabledevice",
+    "dtype",
+    "policy",
+    "json",
+    "csv",
+    "zip",
+    "vs",
+    "auto",
+    "on",
+    "off",
+    "bootstrap",
+    "roofline",
+    "gflop",
+    "mflop",
+    "flop",
+    "flops",
+    "mib",
+    "mb",
+    "gb",
+    "ms",
+    "µs",
+    "english",
+    "hparams",
+    "logdir",  # TensorBoard's plugin and its flag
+    "epochs",
+    "synthetic",  # model.fit's argument beside 轮次; the CLI's --dataset name
+}
 STRING_FIELDS = {"body", "label", "help", "placeholder", "options", "captions", "content", "text", "caption"}
 
 

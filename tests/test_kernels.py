@@ -1,4 +1,5 @@
-"""The multi-step call's held kernels (core.engine.kernels): transposed under XLA, the same training as Keras' layout."""
+"""The multi-step call's held kernels (core.engine.kernels): transposed under XLA, the same training as Keras'
+layout."""
 
 from __future__ import annotations
 

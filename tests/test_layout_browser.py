@@ -93,8 +93,13 @@ def inside(page: Page, selector: str) -> list[str]:
     out = []
     for i in range(page.locator(selector).count()):
         box = page.locator(selector).nth(i).bounding_box()
-        if box is None or box["y"] < 0 or box["x"] < 0 or box["y"] + box["height"] > size["height"] + 1 \
-                or box["x"] + box["width"] > size["width"] + 1:  # fmt: skip
+        if (
+            box is None
+            or box["y"] < 0
+            or box["x"] < 0
+            or box["y"] + box["height"] > size["height"] + 1
+            or box["x"] + box["width"] > size["width"] + 1
+        ):
             out.append(f"{selector}[{i}]: {box}")
     return out
 
@@ -132,8 +137,7 @@ def test_on_stage_the_status_headline_and_charts_fit_1280x720_move_early_and_sta
     expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
     said = "No GPU on this machine: one change at a time on the CPU, each run against the one before."
     expect(main.get_by_text(said)).to_be_visible()
-    expect(page.get_by_role("heading", name="TensorFlow: plain fit → multi-step loop → XLA, live"))\
-        .to_be_visible()  # fmt: skip
+    expect(page.get_by_role("heading", name="TensorFlow: plain fit → multi-step loop → XLA, live")).to_be_visible()
     # Three of the demo's epochs: two steady ones make the headline every check below reads, in half the training
     # (the suite's longest test; bench/first_run.py and bench/headline_stability.py press the whole demo).
     epochs = page.get_by_role("spinbutton", name="Epochs")
@@ -157,11 +161,14 @@ def test_on_stage_the_status_headline_and_charts_fit_1280x720_move_early_and_sta
     assert page.locator('[data-testid="stStatusWidget"] button:visible').count() == 0
     # A second page watching: the watched runs' settings beside their charts, not its own sidebar's (the tutorial).
     watcher, watcher_errors = open_page(browser, server)
-    expect(watcher.get_by_text("Another page's runs, with their settings: MLP (128 hidden units), Fashion-MNIST "
-                               f"(30,000 training images), {RUN_EPOCHS} epochs")).to_be_visible(timeout=20_000)  # fmt: skip
+    expect(
+        watcher.get_by_text(
+            "Another page's runs, with their settings: MLP (128 hidden units), Fashion-MNIST "
+            f"(30,000 training images), {RUN_EPOCHS} epochs"
+        )
+    ).to_be_visible(timeout=20_000)
     expect(watcher.get_by_role("spinbutton", name="Epochs")).to_have_value("10", timeout=20_000)
-    expect(watcher.get_by_role("heading", name="TensorFlow: plain fit → multi-step loop → XLA, live"))\
-        .to_be_visible()  # fmt: skip
+    expect(watcher.get_by_role("heading", name="TensorFlow: plain fit → multi-step loop → XLA, live")).to_be_visible()
     watcher.close()
     where = {s: top(page, s) for s in (STATUS, HEADLINE, CHARTS)}
 
@@ -285,8 +292,7 @@ def test_a_prepared_link_sets_the_page_a_reload_keeps_it_and_a_bad_value_is_refu
     expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value("3")
     expect(page.get_by_role("spinbutton", name="Batch size")).to_have_value("50")
     expect(page.get_by_role("radio", name=FIT_CPU)).to_be_checked()
-    expect(page.get_by_role("heading", name="TensorFlow: plain fit → multi-step loop → XLA, live"))\
-        .to_be_visible()  # fmt: skip
+    expect(page.get_by_role("heading", name="TensorFlow: plain fit → multi-step loop → XLA, live")).to_be_visible()
     # The address follows the settings (every one of them), so a reload keeps what a person changed since.
     page.get_by_role("spinbutton", name="Epochs").fill("4")
     page.get_by_role("spinbutton", name="Epochs").press("Enter")
@@ -343,7 +349,9 @@ def test_in_chinese_at_1280x720_every_view_fits_and_speaks_chinese(server, brows
     # Streamlit's uploader says "Upload" in English only: the page draws its own word over it, in the same place.
     upload = page.locator('[data-testid="stFileUploaderDropzone"] button p').first
     assert upload.evaluate("p => [getComputedStyle(p, '::after').content, getComputedStyle(p).fontSize]") == [
-        '"上传"', "0px"]  # fmt: skip
+        '"上传"',
+        "0px",
+    ]
     for i in (1, 2):  # typed, as a person finds a run in a long history: other tests' runs are newer
         pick_first(page, "history_pick", typed=f"{group}-{i}")
         page.keyboard.press("Escape")

@@ -79,8 +79,15 @@ def test_during_a_long_first_epoch_the_train_view_already_draws_the_race():
     from ui.resources import get_runner
 
     at = page("Train")
-    for key, value in {"dataset": "synthetic", "model": "softmax", "train_subset": 12_000, "batch_size": 10,
-                       "epochs": 1, "mode": "cpu", "execution": "keras-fit"}.items():  # fmt: skip
+    for key, value in {
+        "dataset": "synthetic",
+        "model": "softmax",
+        "train_subset": 12_000,
+        "batch_size": 10,
+        "epochs": 1,
+        "mode": "cpu",
+        "execution": "keras-fit",
+    }.items():
         at.session_state[key] = value
     at.run().button(key="run").click().run()
     (run_id,) = at.session_state["train"].ids

@@ -1,4 +1,5 @@
-"""Warm workers (core.runner.pool): both runs of a comparison find a worker waiting, and no worker starts while a run is timed.
+"""Warm workers (core.runner.pool): both runs of a comparison find a worker waiting, and no worker starts while a run is
+timed.
 
 Real worker processes with a job kind that imports nothing (no TensorFlow), so each starts in a fraction of a second.
 """

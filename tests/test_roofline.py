@@ -1,4 +1,5 @@
-"""The roofline model (core.analysis.roofline) on constructed cases and on real runs; bandwidth and step floor measured once."""
+"""The roofline model (core.analysis.roofline) on constructed cases and on real runs; bandwidth and step floor measured
+once."""
 
 from __future__ import annotations
 
@@ -93,8 +94,17 @@ def test_runs_of_one_server_use_its_figures_and_a_run_that_measures_otherwise_sa
 
     # The server's check measured this machine as ten times faster than it is (another process had it to itself).
     shared = tmp_path / "limits.json"
-    limits.write(str(shared), {"/CPU:0": {"peak_gflops": 5_000.0, "peak_tries": [4_900.0, 5_000.0, 5_100.0],
-                                          "bandwidth_gbs": 200.0, "bandwidth_tries": [199.0, 200.0, 201.0]}})  # fmt: skip
+    limits.write(
+        str(shared),
+        {
+            "/CPU:0": {
+                "peak_gflops": 5_000.0,
+                "peak_tries": [4_900.0, 5_000.0, 5_100.0],
+                "bandwidth_gbs": 200.0,
+                "bandwidth_tries": [199.0, 200.0, 201.0],
+            }
+        },
+    )
     monkeypatch.setenv(limits.LIMITS_ENV, str(shared))
     first, second = train(TrainConfig(**TINY)), train(TrainConfig(**TINY, execution="keras-fit"))
     for r in (first, second):

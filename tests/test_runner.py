@@ -116,9 +116,20 @@ def test_a_run_stopped_during_epoch_1_says_so(recorded):
 def test_a_cli_training_killed_mid_run_is_interrupted_with_its_epochs(tmp_path):
     db = tmp_path / "runs.sqlite3"
     proc = cli_process(
-        "train", "--db", str(db), "--dataset", "synthetic", "--train-subset", "2000",
-        "--batch-size", "1", "--model", "mlp", "--epochs", "100",
-    )  # fmt: skip
+        "train",
+        "--db",
+        str(db),
+        "--dataset",
+        "synthetic",
+        "--train-subset",
+        "2000",
+        "--batch-size",
+        "1",
+        "--model",
+        "mlp",
+        "--epochs",
+        "100",
+    )
     guard = threading.Timer(180, proc.kill)  # never hang the suite
     guard.start()
     try:

@@ -44,7 +44,7 @@ def server_sweep() -> SweepResult:
                 "peak_matrix_size": 1024,
             }
             for name, peak in (("cpu", 200.0), ("gpu", 50_000.0))
-        },  # fmt: skip
+        },
         model={"name": "softmax", "hidden_units": 128, "train_flops_per_sample": flops},
         points=[point(d, b, r) for d, rs in rates.items() for b, r in zip(config.batch_sizes, rs, strict=True)],
         status="completed",

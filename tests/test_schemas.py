@@ -66,9 +66,19 @@ def test_a_ray_nodes_run_and_its_replicas_are_checked_where_present():
     from core.results import RunResult
 
     run = RunResult(config={}, host={}, device={"variables_on": "CPU:0"}).to_dict()
-    run["config"] = {"dataset": "synthetic", "model": "softmax", "device": "node-b/cpu:all", "epochs": 1,
-                     "batch_size": 50, "learning_rate": 0.1, "optimizer": "sgd", "seed": 0,
-                     "execution": "keras-fit", "train_subset": 100, "hidden_units": 8}  # fmt: skip
+    run["config"] = {
+        "dataset": "synthetic",
+        "model": "softmax",
+        "device": "node-b/cpu:all",
+        "epochs": 1,
+        "batch_size": 50,
+        "learning_rate": 0.1,
+        "optimizer": "sgd",
+        "seed": 0,
+        "execution": "keras-fit",
+        "train_subset": 100,
+        "hidden_units": 8,
+    }
     run["device"].update(node="node-b", node_id="af3527e5", replicas=2, global_batch_size=100)
     run["config"].update(precision="float32", xla="auto")
     assert run["schema_version"] == 4 and run["measured"] is None

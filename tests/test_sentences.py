@@ -1,4 +1,5 @@
-"""The smaller sentences say what is so: what else two runs differ in, one word for a stopped run, one format a column."""
+"""The smaller sentences say what is so: what else two runs differ in, one word for a stopped run, one format a
+column."""
 
 from __future__ import annotations
 

@@ -52,8 +52,11 @@ def shared(tmp_path_factory):
     out = open(out_path, "w")  # noqa: SIM115 - closed when the server stops
     proc = subprocess.Popen(
         [sys.executable, "-m", "ui.share", "--address", "127.0.0.1", "--port", str(free_port())],
-        cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ),  # one warm worker, importing TensorFlow
-    )  # fmt: skip
+        cwd=ROOT,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ),  # one warm worker, importing TensorFlow
+    )
     try:
 
         def urls() -> list[str] | None:
@@ -123,8 +126,9 @@ def test_the_viewer_watches_and_the_presenter_runs_and_stops(shared, browser, fa
     try:
         expect(button(presenter, "run")).to_be_enabled(timeout=30_000)
     except AssertionError:
-        raise AssertionError(f"no Run after Epochs changed; console: {presenter_errors}; "
-                             f"page: {presenter.content()[:600]!r}") from None  # fmt: skip
+        raise AssertionError(
+            f"no Run after Epochs changed; console: {presenter_errors}; page: {presenter.content()[:600]!r}"
+        ) from None
     button(presenter, "run").click()
     expect(status(presenter)).to_contain_text(re.compile(r"epoch ([3-9]|\d\d) of 200"), timeout=120_000)
     expect(status(viewer)).to_contain_text("Already running on this server", timeout=10_000)  # live, unasked
@@ -197,8 +201,12 @@ def test_under_another_host_name_the_page_and_its_websocket_are_refused_and_noth
         hostile.connect()
     raw = socket.create_connection((host, port))
     with pytest.raises(InvalidStatus, match="403"):  # Streamlit's own check, from server.allowedHosts
-        connect(f"ws://attacker.example:{port}/_stcore/stream", sock=raw, subprotocols=["streamlit"],
-                additional_headers={"Origin": f"http://attacker.example:{port}"})  # fmt: skip
+        connect(
+            f"ws://attacker.example:{port}/_stcore/stream",
+            sock=raw,
+            subprotocols=["streamlit"],
+            additional_headers={"Origin": f"http://attacker.example:{port}"},
+        )
     for name in ("127.0.0.1", "localhost"):  # this machine's own names still work
         assert st_client.Session(viewer_url, host=f"{name}:{port}").get("/").status == 200
     assert stored_ids() == before

@@ -1,4 +1,5 @@
-"""The one speed measure (core.analysis.compare): steady samples per second, its interval, and every sentence made from it.
+"""The one speed measure (core.analysis.compare): steady samples per second, its interval, and every sentence made from
+it.
 
 Hand-made runs where the naive wording would be wrong: batch sizes that differ (a step holds 10x the samples),
 a mode with per-epoch set-up outside its calls (model.fit), runs on one device, a file without calls.
@@ -13,8 +14,15 @@ from core.cli.compare import ratio_lines
 from core.results import CallPoint, EpochMetrics, RunResult, SweepPoint, steady_epoch_seconds
 
 
-def run(batch: int, steps: int, call_steps: list[float], setup: float = 0.0, epochs: int = 4, tail: float = 0.0,
-        subset: int | None = None) -> RunResult:  # fmt: skip
+def run(
+    batch: int,
+    steps: int,
+    call_steps: list[float],
+    setup: float = 0.0,
+    epochs: int = 4,
+    tail: float = 0.0,
+    subset: int | None = None,
+) -> RunResult:
     """A run of `epochs` epochs: each epoch `steps` steps at `batch`, in calls of the seconds per step given
     (cycled), the first call carrying `setup` seconds, and `tail` seconds after the last call."""
     out, elapsed, done = [], 0.0, 0

@@ -89,9 +89,23 @@ def test_history_rows_summarise_as_computed_by_hand(db):
     assert row.execution == "multi-step-loop"  # the sample run's, as a row of the table and of the CSV
     assert (rows[0].epochs_done, rows[0].epochs_total, rows[0].status) == (3, 10, "cancelled")
     assert list(row.to_dict()) == [
-        "run_id", "when", "dataset", "model", "device", "variables_on", "device_name", "execution", "epochs_done",
-        "epochs_total", "batch_size", "final_test_accuracy", "steady_epoch_seconds", "status", "host", "origin",
-    ]  # fmt: skip
+        "run_id",
+        "when",
+        "dataset",
+        "model",
+        "device",
+        "variables_on",
+        "device_name",
+        "execution",
+        "epochs_done",
+        "epochs_total",
+        "batch_size",
+        "final_test_accuracy",
+        "steady_epoch_seconds",
+        "status",
+        "host",
+        "origin",
+    ]
     assert db.history(limit=1)[0].run_id == "new"
 
 
@@ -120,7 +134,8 @@ def _begin_in_child(path, run_id: str, epochs: int) -> int:
     """A separate process begins a run, writes `epochs` epochs and dies without finishing it."""
     code = (
         "import os, sys\n"
-        "from core.history.store import Store\nfrom core.config import TrainConfig\nfrom tests.sample_runs import make_epochs\n"
+        "from core.history.store import Store\nfrom core.config import TrainConfig\n"
+        "from tests.sample_runs import make_epochs\n"
         f"s = Store({str(path)!r})\n"
         f"s.begin({run_id!r}, TrainConfig(dataset='synthetic', train_subset=1000, epochs=5, batch_size=50))\n"
         f"for m in make_epochs({epochs}):\n    s.add_epoch({run_id!r}, m)\n"

@@ -34,7 +34,8 @@ def test_config_normalises_what_it_is_given():
         (
             dict(devices="cpu,tpu"),
             "devices",
-            "devices must each be cpu, gpu, gpu:N, cpu:N, gpu:all or cpu:all, optionally after NODE/ for a Ray node, not 'tpu'",
+            "devices must each be cpu, gpu, gpu:N, cpu:N, gpu:all or cpu:all, optionally after NODE/ for a Ray node, "
+            "not 'tpu'",
         ),
         (dict(devices=("gpu", "gpu:0")), "devices", "devices lists gpu:0 twice"),
         (dict(devices=()), "devices", "devices must list 1 to 8 devices"),
@@ -72,14 +73,26 @@ CPU = {16: 50_000, 64: 120_000, 256: 200_000, 1024: 260_000, 4096: 280_000}
     ("gpu", "sentence"),
     [
         ({16: 9_000, 64: 40_000, 256: 300_000, 1024: 1e6, 4096: 3e6}, "GPU faster from batch 256."),
-        ({16: 9_000, 64: 40_000, 256: 150_000, 1024: 200_000, 4096: 250_000}, "No crossover in this range (CPU faster at every batch size)."),
-        ({16: 60_000, 64: 2e5, 256: 5e5, 1024: 1e6, 4096: 3e6}, "GPU faster at every batch size in this range (16 to 4096)."),
-        ({16: 60_000, 64: 2e5, 256: 1e5, 1024: 1e5, 4096: 1e5}, "GPU faster up to batch 64; CPU faster from batch 256."),
-        ({16: 60_000, 64: 1e5, 256: 3e5, 1024: 1e5, 4096: 1e5}, "No clean crossover: GPU faster at batch 16 and 256, CPU at 64, 1024 and 4096."),
+        (
+            {16: 9_000, 64: 40_000, 256: 150_000, 1024: 200_000, 4096: 250_000},
+            "No crossover in this range (CPU faster at every batch size).",
+        ),
+        (
+            {16: 60_000, 64: 2e5, 256: 5e5, 1024: 1e6, 4096: 3e6},
+            "GPU faster at every batch size in this range (16 to 4096).",
+        ),
+        (
+            {16: 60_000, 64: 2e5, 256: 1e5, 1024: 1e5, 4096: 1e5},
+            "GPU faster up to batch 64; CPU faster from batch 256.",
+        ),
+        (
+            {16: 60_000, 64: 1e5, 256: 3e5, 1024: 1e5, 4096: 1e5},
+            "No clean crossover: GPU faster at batch 16 and 256, CPU at 64, 1024 and 4096.",
+        ),
         # Out of memory at the big batches: only batch sizes measured on both devices count.
         ({16: 9_000, 64: 40_000, 256: 300_000, 1024: None, 4096: None}, "GPU faster from batch 256."),
     ],
-)  # fmt: skip
+)
 def test_crossover_sentence_for_given_numbers(gpu, sentence):
     assert crossover_sentence(_points("cpu", CPU) + _points("gpu", gpu)) == sentence
 
@@ -216,7 +229,9 @@ def test_the_runner_runs_a_sweep_and_reports_points(session_runner):
 
 def test_cli_sweep_prints_a_table_and_writes_a_valid_json_file(tmp_path):
     out = tmp_path / "sweep.json"
-    proc = run_cli("sweep", "--model", "softmax", "--batch-sizes", "16,256", "--steps", "20", "--repeats", "2", "--json", str(out))  # fmt: skip
+    proc = run_cli(
+        "sweep", "--model", "softmax", "--batch-sizes", "16,256", "--steps", "20", "--repeats", "2", "--json", str(out)
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     lines = proc.stdout.strip().splitlines()

@@ -49,21 +49,52 @@ def make_sweep(run_id: str | None = "gpusweep0001", seed: int = 0, started_at: s
             median = statistics.median(rates)
             gflops = flops * median / 1e9
             points.append(
-                SweepPoint(device, batch, 20, median, min(rates), max(rates), rates, batch / median * 1000, gflops,
-                           gflops / peaks[device], rng.uniform(0.1, 3.0), rng.uniform(0.3, 0.6))
-            )  # fmt: skip
+                SweepPoint(
+                    device,
+                    batch,
+                    20,
+                    median,
+                    min(rates),
+                    max(rates),
+                    rates,
+                    batch / median * 1000,
+                    gflops,
+                    gflops / peaks[device],
+                    rng.uniform(0.1, 3.0),
+                    rng.uniform(0.3, 0.6),
+                )
+            )
     devices = {
-        name: {"requested": name, "tf_device": f"/{name.upper()}:0", "name": label, "label": name.upper(),
-               "variables_on": f"{name.upper()}:0", "peak_gflops": peaks[name], "peak_matrix_size": 4096}
+        name: {
+            "requested": name,
+            "tf_device": f"/{name.upper()}:0",
+            "name": label,
+            "label": name.upper(),
+            "variables_on": f"{name.upper()}:0",
+            "peak_gflops": peaks[name],
+            "peak_matrix_size": 4096,
+        }
         for name, label in (("cpu", SERVER_HOST["cpu_model"]), ("gpu", "NVIDIA H200"))
-    }  # fmt: skip
-    model = {"name": "mlp", "hidden_units": 512, "train_flops_per_sample": flops,
-             "forward_flops_per_sample": flops // 3, "parameters": 407_050}  # fmt: skip
+    }
+    model = {
+        "name": "mlp",
+        "hidden_units": 512,
+        "train_flops_per_sample": flops,
+        "forward_flops_per_sample": flops // 3,
+        "parameters": 407_050,
+    }
     return SweepResult(
-        config=config.to_dict(), host=dict(SERVER_HOST), devices=devices, model=model, points=points,
-        status="completed", started_at=started_at, finished_at="2026-11-30T09:01:02.250+00:00", run_id=run_id,
+        config=config.to_dict(),
+        host=dict(SERVER_HOST),
+        devices=devices,
+        model=model,
+        points=points,
+        status="completed",
+        started_at=started_at,
+        finished_at="2026-11-30T09:01:02.250+00:00",
+        run_id=run_id,
         crossover=crossover_sentence(points),
-    )  # fmt: skip
+    )
 
 
 VALID = make_sweep()
@@ -245,20 +276,34 @@ not_whole = st.one_of(
     st.text(max_size=5), st.booleans(), st.none(), st.floats(0.1, 0.9), st.lists(st.integers(), max_size=2)
 )
 bad_number = st.one_of(
-    st.floats(max_value=-1e-9), st.integers(max_value=-1), st.text(max_size=5), st.booleans(),
+    st.floats(max_value=-1e-9),
+    st.integers(max_value=-1),
+    st.text(max_size=5),
+    st.booleans(),
     st.sampled_from([float("nan"), float("inf"), 10**400]),
-)  # fmt: skip
+)
 not_amount = st.one_of(bad_number, st.lists(st.floats(), max_size=2))
 not_object = st.one_of(st.text(max_size=5), st.integers(), st.none(), st.lists(st.integers(), max_size=2))
 bad_devices = st.one_of(
     st.lists(st.sampled_from(["tpu", "cuda:0", "gpu:x", "", " gpu 0"]), min_size=1, max_size=3),
-    st.just(["cpu", "cpu:0"]), st.just([]), st.just(["cpu"] * 9), st.just(["gpu"]),  # gpu alone: cpu points unlisted
-    st.integers(), st.none(), st.lists(st.lists(st.text(max_size=2), max_size=2), min_size=1, max_size=2),
-)  # fmt: skip
+    st.just(["cpu", "cpu:0"]),
+    st.just([]),
+    st.just(["cpu"] * 9),
+    st.just(["gpu"]),  # gpu alone: cpu points unlisted
+    st.integers(),
+    st.none(),
+    st.lists(st.lists(st.text(max_size=2), max_size=2), min_size=1, max_size=2),
+)
 bad_batches = st.one_of(
     st.lists(st.one_of(st.integers(max_value=0), st.integers(min_value=65_537)), min_size=1, max_size=3),
-    st.just([]), st.just(list(range(1, 18))), st.just([16]), st.just(["x"]), st.just([1.5]), st.none(), not_object,
-)  # fmt: skip
+    st.just([]),
+    st.just(list(range(1, 18))),
+    st.just([16]),
+    st.just(["x"]),
+    st.just([1.5]),
+    st.none(),
+    not_object,
+)
 
 # One strategy of refused values per place in the file: each is its own test case, so each gets examples.
 CASES = {

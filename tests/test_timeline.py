@@ -108,10 +108,20 @@ def test_a_version_1_run_is_written_as_version_1():
 # -- comparing runs, from hand-made results --------------------------------------------------------------------
 def _run(step_seconds: list[float], accuracies: list[float], epoch_seconds: float = 2.0) -> RunResult:
     epochs = [
-        EpochMetrics(i + 1, 0.5, acc, 0.5, acc, epoch_seconds, 0.1, 100.0, i == 0,
-                     calls=[CallPoint(0.0, 0, 10, 10 * s, 0.5, acc) for s in step_seconds])
+        EpochMetrics(
+            i + 1,
+            0.5,
+            acc,
+            0.5,
+            acc,
+            epoch_seconds,
+            0.1,
+            100.0,
+            i == 0,
+            calls=[CallPoint(0.0, 0, 10, 10 * s, 0.5, acc) for s in step_seconds],
+        )
         for i, acc in enumerate(accuracies)
-    ]  # fmt: skip
+    ]
     return RunResult(config={}, host={}, device={}, status="completed", epochs=epochs)
 
 

@@ -27,12 +27,15 @@ def test_mlp_128_moves_16504_bytes_per_sample_at_batch_100():
     hidden, output = 784 * 128 + 128, 128 * 10 + 10
     per_step = F * (
         BATCH * 784  # input
-        + hidden + output  # forward reads both layers' weights
+        + hidden
+        + output  # forward reads both layers' weights
         + output  # backward reads the second layer's again for dL/dx (the first needs none)
         + 2 * BATCH * (128 + 10)  # both layers' outputs written and read back
-        + hidden + output  # gradients written
-        + hidden + output  # SGD writes the new weights
-    )  # fmt: skip
+        + hidden
+        + output  # gradients written
+        + hidden
+        + output  # SGD writes the new weights
+    )
     moved = traffic.count(models.build("mlp", 128))
     assert per_step == 1_650_400
     assert moved.bytes_per_sample(BATCH) == pytest.approx(16_504)

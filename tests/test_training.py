@@ -85,8 +85,10 @@ def test_jit_compile_is_set_explicitly_and_recorded_in_every_mode(three_modes):
     # No GPU here. xla auto on a CPU: on where XLA compiles the whole multi-step call of a dense model (the
     # softmax here), off where Keras compiles one step (slower on a CPU); never left to Keras' "auto".
     assert {name: r.device["jit_compile"] for name, r in three_modes.items()} == {
-        "keras-fit": False, "keras-fit-spe": False, "multi-step-loop": True
-    }  # fmt: skip
+        "keras-fit": False,
+        "keras-fit-spe": False,
+        "multi-step-loop": True,
+    }
 
 
 def test_keras_fit_spe_runs_several_steps_per_execution(three_modes):
@@ -103,8 +105,9 @@ def test_keras_fit_spe_asks_stop_once_per_execution_of_n_steps():
     # Keras calls batch callbacks once per execution: the count proves it ran N steps per call.
     checks, by_epoch_end = [], []
     config = TrainConfig(epochs=1, execution="keras-fit-spe", **{**TINY, "train_subset": 2_000, "batch_size": 20})
-    result = train(config, on_epoch=lambda *_: by_epoch_end.append(len(checks)),
-                   should_stop=lambda: checks.append(1) and False)  # fmt: skip
+    result = train(
+        config, on_epoch=lambda *_: by_epoch_end.append(len(checks)), should_stop=lambda: checks.append(1) and False
+    )
     assert result.status == "completed", result.error
     n = result.device["steps_per_execution"]
     assert n > 1

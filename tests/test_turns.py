@@ -1,4 +1,5 @@
-"""A comparison's runs take turns epoch by epoch, each in its own worker (core.runner.turns): the real runner and engine."""
+"""A comparison's runs take turns epoch by epoch, each in its own worker (core.runner.turns): the real runner and
+engine."""
 
 import os
 import signal

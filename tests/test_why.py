@@ -1,6 +1,6 @@
-"""The why (core.analysis.why): the trace's parts read from a real profiler trace and held against the run's own timer, the line
-as a model that a third batch size tests (and a doctored line fails), the bound only where the trace puts half the
-step, and the advice's direction against a real sweep of the same model."""
+"""The why (core.analysis.why): the trace's parts read from a real profiler trace and held against the run's own timer,
+the line as a model that a third batch size tests (and a doctored line fails), the bound only where the trace puts half
+the step, and the advice's direction against a real sweep of the same model."""
 
 from __future__ import annotations
 

@@ -142,9 +142,13 @@ def test_run_captures_a_forked_programs_output_code_environment_and_folder(tmp_p
     assert done.returncode == 7
     said = dict(line.split("=", 1) for line in done.stdout.splitlines())
     assert said == {
-        "argv": "['7', 'two words']", "env": "given", "cwd": str(tmp_path), "stdin": "''", "preloaded": "True",
+        "argv": "['7', 'two words']",
+        "env": "given",
+        "cwd": str(tmp_path),
+        "stdin": "''",
+        "preloaded": "True",
         "main": "__main__",
-    }  # fmt: skip
+    }
     assert done.stderr == "to stderr\n"
     assert zygote._zygote.serves() and done.args[1:3] == ["-m", SAYS]
 

@@ -178,8 +178,12 @@ def role_ui() -> None:
     if access.sentence:
         st.caption(_(access.sentence))  # the role's sentence, as stored (English), in the page's language
     if access.presenter and expected_token():
-        st.button(_("End presenter session"), key="end_presenter", on_click=end_presenter,
-                  help=_("This browser becomes a viewer; the presenter link from the terminal makes it the presenter again."))  # fmt: skip
+        st.button(
+            _("End presenter session"),
+            key="end_presenter",
+            on_click=end_presenter,
+            help=_("This browser becomes a viewer; the presenter link from the terminal makes it the presenter again."),
+        )
     if (
         KEY + "_fragment" not in st.session_state
     ):  # once per page: the server never sees '#token=', so the page removes it

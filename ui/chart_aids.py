@@ -68,8 +68,14 @@ def readout(frame: pd.DataFrame, x: str, parts: dict[str, pd.Series], grid: np.n
 
 def readout_layer(rows: pd.DataFrame, x: alt.X, labels: Sequence[str], x_title: str, x_format: str) -> alt.Chart:
     """A vertical rule under the pointer, at the nearest x position, whose tooltip reads every run there."""
-    pick = alt.selection_point(name="readout", fields=[x.shorthand.split(":")[0]], nearest=True, on="pointerover",
-                               clear="pointerout", empty=False)  # fmt: skip
+    pick = alt.selection_point(
+        name="readout",
+        fields=[x.shorthand.split(":")[0]],
+        nearest=True,
+        on="pointerover",
+        clear="pointerout",
+        empty=False,
+    )
     field = x.shorthand.split(":")[0]
     tooltip = [alt.Tooltip(f"{field}:Q", title=x_title, format=x_format)]
     tooltip += [alt.Tooltip(f"run_{i}:N", title=label) for i, label in enumerate(labels)]

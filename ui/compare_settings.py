@@ -28,7 +28,8 @@ STARTING_VALUES = {
 
 
 def device_values(hw: hardware_check.Hardware) -> list[str]:
-    """The devices a comparison may use: every one-device choice core.hardware_check.modes lists (cluster nodes' too)."""
+    """The devices a comparison may use: every one-device choice core.hardware_check.modes lists (cluster nodes'
+    too)."""
     return [m.runs[0]["device"] for m in device_modes.modes(hw) if len(m.runs) == 1 and set(m.runs[0]) == {"device"}]
 
 
@@ -66,11 +67,20 @@ def axis_ui(hw: hardware_check.Hardware) -> None:
     if axis in AXES and (AXES[axis].allowed is not None or axis == "device"):
         options = options_for(axis, hw)
         ss.axis_choices = [v for v in ss.axis_choices if v in options]
-        sb.multiselect(_("Values"), options, key="axis_choices", persist_state="session",
-                       help=_("{low} to {high} values; the first is the reference.").format(**words))  # fmt: skip
+        sb.multiselect(
+            _("Values"),
+            options,
+            key="axis_choices",
+            persist_state="session",
+            help=_("{low} to {high} values; the first is the reference.").format(**words),
+        )
     elif axis in AXES:
-        sb.text_input(_("Values"), key="axis_numbers", persist_state="session",
-                      help=_("{low} to {high} values, comma-separated; the first is the reference.").format(**words))  # fmt: skip
+        sb.text_input(
+            _("Values"),
+            key="axis_numbers",
+            persist_state="session",
+            help=_("{low} to {high} values, comma-separated; the first is the reference.").format(**words),
+        )
     if axis in AXES and axis != "device":
         sb.caption(_("Each value runs on the Device choice's device (the GPU, for CPU vs GPU)."))
     view_state.remember(DEFAULTS)

@@ -40,22 +40,48 @@ EXECUTION_WORDS = {
 # A term the headline or the run labels use -> (the words that show it is used, its note in plain words).
 # The patterns hold the Chinese words too (第 1 轮, 多步循环 ...): a Chinese page's headline uses those.
 TERMS = {
-    N_("Warm-up"): (r"epoch 1\b|warm-up|第 ?1 ?轮|预热", N_("epoch 1. TensorFlow first traces the Python step into a "
-                "graph (and XLA compiles it), so epoch 1 is slow and is left out of every speedup.")),
-    N_("Step"): (r"\bsteps?\b|步", N_("one batch of images: a forward pass, the gradients and one update of the "
-                 "weights.")),
-    N_("Plain fit"): (r"plain fit|普通 ?(model\.)?fit|\(model\.fit\)", N_("Keras' model.fit as most code is written: Python hands TensorFlow "
-                      "one step at a time, and pays for it at every step.")),
-    N_("Multi-step loop"): (r"multi-step loop|多步循环", N_("many steps inside one tf.function call, so Python and "
-                            "Keras run once per call, not once per step.")),
-    "XLA": (r"\bXLA\b", N_("TensorFlow's compiler (jit_compile): it fuses a step's many small operations into one "
-            "program for the device.")),
-    N_("Calls"): (r"\bcalls?\b|次调用", N_("one call of the training function runs one or more steps (plain fit: "
-                  "one; steps_per_execution and the multi-step loop: up to 0.2 s of them, the loop at least four calls "
-                  "an epoch); each call is one measurement.")),
-    N_("Samples/s"): (r"samples ?/ ?s|samples per second|throughput|样本/秒|每秒样本", N_("images trained on per "
-                      "second: the same measure whatever the batch size.")),
-}  # fmt: skip
+    N_("Warm-up"): (
+        r"epoch 1\b|warm-up|第 ?1 ?轮|预热",
+        N_(
+            "epoch 1. TensorFlow first traces the Python step into a "
+            "graph (and XLA compiles it), so epoch 1 is slow and is left out of every speedup."
+        ),
+    ),
+    N_("Step"): (
+        r"\bsteps?\b|步",
+        N_("one batch of images: a forward pass, the gradients and one update of the weights."),
+    ),
+    N_("Plain fit"): (
+        r"plain fit|普通 ?(model\.)?fit|\(model\.fit\)",
+        N_(
+            "Keras' model.fit as most code is written: Python hands TensorFlow "
+            "one step at a time, and pays for it at every step."
+        ),
+    ),
+    N_("Multi-step loop"): (
+        r"multi-step loop|多步循环",
+        N_("many steps inside one tf.function call, so Python and Keras run once per call, not once per step."),
+    ),
+    "XLA": (
+        r"\bXLA\b",
+        N_(
+            "TensorFlow's compiler (jit_compile): it fuses a step's many small operations into one "
+            "program for the device."
+        ),
+    ),
+    N_("Calls"): (
+        r"\bcalls?\b|次调用",
+        N_(
+            "one call of the training function runs one or more steps (plain fit: "
+            "one; steps_per_execution and the multi-step loop: up to 0.2 s of them, the loop at least four calls "
+            "an epoch); each call is one measurement."
+        ),
+    ),
+    N_("Samples/s"): (
+        r"samples ?/ ?s|samples per second|throughput|样本/秒|每秒样本",
+        N_("images trained on per second: the same measure whatever the batch size."),
+    ),
+}
 
 # core.hardware_check's sentences for a failed check, made in its own thread (English): read back by their own template,
 # then said in the page's language; a sentence of another wording is shown as it is.
@@ -217,8 +243,16 @@ def settings_words(config: dict) -> str:
     optimizer = {"sgd": "SGD", "adam": "Adam"}.get(config.get("optimizer"), config.get("optimizer"))
     return _(
         "{model}, {data}, {epochs} epochs, batch {batch}, {optimizer} at learning rate {lr:g}, seed {seed}, {precision}"
-    ).format(model=model, data=data, epochs=config.get("epochs"), batch=config.get("batch_size"), optimizer=optimizer,
-             lr=config.get("learning_rate"), seed=config.get("seed"), precision=config.get("precision", "float32"))  # fmt: skip
+    ).format(
+        model=model,
+        data=data,
+        epochs=config.get("epochs"),
+        batch=config.get("batch_size"),
+        optimizer=optimizer,
+        lr=config.get("learning_rate"),
+        seed=config.get("seed"),
+        precision=config.get("precision", "float32"),
+    )
 
 
 def watched_ui(configs: Sequence[dict]) -> None:

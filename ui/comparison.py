@@ -91,9 +91,18 @@ def controls_ui(results: list[RunResult]) -> tuple[str, float | None]:
 
 def smoothing_ui() -> float:
     """TensorBoard's smoothing of the training curves: 0 (raw) to 0.95."""
-    return st.slider(_("Smoothing (training curves)"), 0.0, 0.95, chart_aids.SMOOTHING, 0.05, key="smoothing",
-                     help=_("An exponential moving average of the dashed training lines, as TensorBoard's; the test "
-                     "points are never smoothed."))  # fmt: skip
+    return st.slider(
+        _("Smoothing (training curves)"),
+        0.0,
+        0.95,
+        chart_aids.SMOOTHING,
+        0.05,
+        key="smoothing",
+        help=_(
+            "An exponential moving average of the dashed training lines, as TensorBoard's; the test "
+            "points are never smoothed."
+        ),
+    )
 
 
 def charts_ui(
@@ -116,7 +125,8 @@ def charts_ui(
         if axis == "clock":
             st.info(
                 _(
-                    "The charts start with its first calls, seconds after Run (epoch 1 includes tracing and compilation)."
+                    "The charts start with its first calls, seconds after Run "
+                    "(epoch 1 includes tracing and compilation)."
                 )
             )
         else:

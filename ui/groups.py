@@ -12,7 +12,8 @@ from ui import run_text
 
 
 def comparison_groups(rows: list[HistoryRow]) -> dict[str, list[str]]:
-    """Runs that one Run (or one `python -m core compare`) queued share an id before '-N': group -> its ids, in order."""
+    """Runs that one Run (or one `python -m core compare`) queued share an id before '-N': group -> its ids, in
+    order."""
     found: dict[str, list[tuple[int, str]]] = {}
     for row in rows:
         head, _sep, n = row.run_id.rpartition("-")

@@ -67,8 +67,9 @@ class Guard:
 def foreign_origin(origin: str | None, host: str | None) -> bool:
     """True for an Origin that Streamlit's websocket check would refuse only after looking up this machine's
     addresses: not this page's own (Origin's host and port = Host), not a local name, not browser.serverAddress,
-    not in server.corsAllowedOrigins (accepted by Streamlit after its lookups: the operator's choice). A page of this machine's internal address opening a websocket to a local
-    name is refused too (Streamlit would accept it after the lookup): no page of the dashboard does so."""
+    not in server.corsAllowedOrigins (accepted by Streamlit after its lookups: the operator's choice). A page of this
+    machine's internal address opening a websocket to a local name is refused too (Streamlit would accept it after the
+    lookup): no page of the dashboard does so."""
     if origin is None or not config.get_option("server.enableCORS"):
         return False  # no Origin (not a browser), or CORS off: Streamlit accepts at once
     if urlsplit(origin).netloc == host:
@@ -94,8 +95,11 @@ async def sign_in(path: str, query: list[tuple[str, str]], send: Any) -> None:
     elif expected:
         cookies[access.REFUSED] = "1"  # the page says the link's token was wrong; nothing else is in it
         cookies[access.REFUSED].update({"samesite": "Strict", "path": "/", "max-age": 60})
-    headers = [(b"location", (path + ("?" + rest if rest else "")).encode("latin-1")), (b"cache-control", b"no-store"),
-               (b"referrer-policy", b"no-referrer")]  # fmt: skip
+    headers = [
+        (b"location", (path + ("?" + rest if rest else "")).encode("latin-1")),
+        (b"cache-control", b"no-store"),
+        (b"referrer-policy", b"no-referrer"),
+    ]
     headers += [(b"set-cookie", morsel.OutputString().encode("latin-1")) for morsel in cookies.values()]
     await send({"type": "http.response.start", "status": 303, "headers": headers})
     await send({"type": "http.response.body", "body": b""})

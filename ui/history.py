@@ -128,8 +128,8 @@ def upload_ui() -> None:
     """The importer: JSON files from `python -m core train --json` (or `sweep --json`), or this view's .zip download."""
     st.file_uploader(
         _(
-            "Import runs or sweeps from another machine: the JSON files `python -m core train --json` or `sweep --json` "
-            "write, or a .zip of them as this view downloads (at most {limit} MiB a file)"
+            "Import runs or sweeps from another machine: the JSON files `python -m core train --json` or "
+            "`sweep --json` write, or a .zip of them as this view downloads (at most {limit} MiB a file)"
         ).format(limit=UPLOAD_LIMIT_MB),
         # No type filter: the importer names each file it refuses and says why. The size limit is the server's
         # own (server.maxUploadSize): a larger file never reaches this process, and the browser says so.
@@ -207,9 +207,14 @@ def actions_ui(store: Store, picked: list[HistoryRow]) -> None:
             on_click="ignore",
         )
     deletable = [p.run_id for p in picked if p.status != State.RUNNING]
-    right.button(ngettext("Delete run…", "Delete {n} runs…", n).format(n=n), key="history_delete", on_click=ask_delete,
-                 args=(deletable,), disabled=not deletable or not access.allowed(),
-                 help=access.help_text(_("Deleting")))  # fmt: skip
+    right.button(
+        ngettext("Delete run…", "Delete {n} runs…", n).format(n=n),
+        key="history_delete",
+        on_click=ask_delete,
+        args=(deletable,),
+        disabled=not deletable or not access.allowed(),
+        help=access.help_text(_("Deleting")),
+    )
     if n > len(deletable):
         st.caption(_("A run in progress cannot be deleted; stop it first."))
     confirm = [i for i in st.session_state.get("confirm_delete") or [] if i in deletable]

@@ -14,7 +14,8 @@
 - Buttons (downloads) and code wrap their text instead of cutting it.
 - Charts side by side stack one under the other when the main area is narrower than 720 px (1024x768 with
   the sidebar open): at half of that, Vega cut their titles, legends and axis labels at the chart's edge.
-- The uploader's own drop-zone small print hidden, and its English words drawn over in the page's language: the label states the limit (the importer's, which the
+- The uploader's own drop-zone small print hidden, and its English words drawn over in the page's language: the label
+states the limit (the importer's, which the
   server's maxUploadSize matches) and what the files are.
 """
 

@@ -2,9 +2,9 @@
 
 The templates are the tutorial's classic picture (each class's 784 weights as a 28x28 image: bright where
 a pixel votes for the class). The strip is a fixed set of test images with the model's predicted label,
-wrong ones framed in orange (the palette's vermilion). Images are numpy arrays (core.engine.data reads the test images with numpy only),
-sent to the browser inline, as PNG data URLs: Streamlit's media store forgets a run's image files as soon as
-the next epoch redraws them, so a browser slow to fetch one (a loaded laptop, a viewer's page) got a broken
+wrong ones framed in orange (the palette's vermilion). Images are numpy arrays (core.engine.data reads the test images
+with numpy only), sent to the browser inline, as PNG data URLs: Streamlit's media store forgets a run's image files as
+soon as the next epoch redraws them, so a browser slow to fetch one (a loaded laptop, a viewer's page) got a broken
 image and an "Image source error" instead of the picture.
 """
 
@@ -24,11 +24,19 @@ from core.results import Learned, RunResult
 
 CLASS_NAMES = {
     "fashion_mnist": (
-        N_("T-shirt"), N_("Trouser"), N_("Pullover"), N_("Dress"), N_("Coat"), N_("Sandal"), N_("Shirt"),
-        N_("Sneaker"), N_("Bag"), N_("Ankle boot"),
+        N_("T-shirt"),
+        N_("Trouser"),
+        N_("Pullover"),
+        N_("Dress"),
+        N_("Coat"),
+        N_("Sandal"),
+        N_("Shirt"),
+        N_("Sneaker"),
+        N_("Bag"),
+        N_("Ankle boot"),
     ),
     "mnist": tuple(str(d) for d in range(10)),
-}  # fmt: skip
+}
 WIDTH = 64  # pixels per picture: small, yet a projector still shows the shapes
 WRONG = (213, 94, 0)  # the palette's vermilion, for a wrong prediction's frame
 FRAME = 3  # pixels of frame, in the 28x28 image's own pixels before scaling

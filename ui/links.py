@@ -92,8 +92,9 @@ def _values(axis: str, text: str, hw: hardware_check.Hardware) -> dict[str, tupl
     try:
         Comparison(axis, tuple(items))
         if axis == "device" and (absent := [v for v in items if v not in device_values(hw)]):
-            raise ConfigError("values", f"device values must each be one of {', '.join(device_values(hw))}, "
-                              f"not {absent[0]!r}.")  # fmt: skip
+            raise ConfigError(
+                "values", f"device values must each be one of {', '.join(device_values(hw))}, not {absent[0]!r}."
+            )
     except ConfigError as err:
         from ui import compare_settings
 

@@ -20,7 +20,8 @@ from core.states import ACTIVE, State
 
 
 def submit_group(runner: Runner, configs: Sequence[object]) -> list[str]:
-    """Queue configs as one group (a comparison's runs take turns epoch by epoch: core.runner.turns); return their ids."""
+    """Queue configs as one group (a comparison's runs take turns epoch by epoch: core.runner.turns); return their
+    ids."""
     group = uuid.uuid4().hex[:8]
     return runner.submit_group(list(configs), [f"{group}-{i}" for i, _ in enumerate(configs, 1)])
 

@@ -38,7 +38,8 @@ def should_redraw(
     """A job changed state (started, ended) since the last full draw, or a run has its first points: at once. Runs
     taking turns all finished another epoch (a round: the charts show each run at the same epoch): at once too.
     Otherwise epochs landed, or a long epoch moved (JobsNow.progress()): once `every` (REDRAW_S; longer for a
-    viewer's page in a large room) has passed since that draw, at `drawn_at`. Each of progress and drawn: Drawn per job, in the same order."""
+    viewer's page in a large room) has passed since that draw, at `drawn_at`. Each of progress and drawn: Drawn per job,
+    in the same order."""
     if drawn is None:
         return True
     now_, then = [Drawn(*p) for p in progress], [Drawn(*d) for d in drawn]

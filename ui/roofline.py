@@ -1,10 +1,10 @@
 """Why a device wins or loses: the roofline (log-log) and where a steady-state epoch goes, for Train and Scaling.
 
-The figures come from core.analysis.roofline and core.analysis.why (no TensorFlow): each device's compute roof and bandwidth
-slope, each run as its own point in its own colour (or a sweep's points), and a stacked bar per run of its
-steady epoch's measured parts (fixed cost per step, the layers' products at their shapes, memory traffic at the
-measured bandwidth, other per-sample work, the epoch's set-up) and what they leave unexplained, with the
-sentence that names a bound only where it is half of the epoch, and the advice from the same figures.
+The figures come from core.analysis.roofline and core.analysis.why (no TensorFlow): each device's compute roof and
+bandwidth slope, each run as its own point in its own colour (or a sweep's points), and a stacked bar per run of its
+steady epoch's measured parts (fixed cost per step, the layers' products at their shapes, memory traffic at the measured
+bandwidth, other per-sample work, the epoch's set-up) and what they leave unexplained, with the sentence that names a
+bound only where it is half of the epoch, and the advice from the same figures.
 """
 
 from __future__ import annotations
@@ -43,11 +43,12 @@ def points_frame(points: Sequence[roofline.Point], runs: Sequence[str]) -> pd.Da
             "intensity": p.intensity,
             "gflops": p.gflops,
             "samples_per_second": p.samples_per_second,
-        }  # fmt: skip
+        }
         for p, run in zip(points, runs, strict=True)
     ]
-    return pd.DataFrame(rows, columns=["run", "device", "model", "batch_size", "intensity", "gflops",
-                                       "samples_per_second"])  # fmt: skip
+    return pd.DataFrame(
+        rows, columns=["run", "device", "model", "batch_size", "intensity", "gflops", "samples_per_second"]
+    )
 
 
 def roofline_chart(
@@ -76,9 +77,10 @@ def roofline_chart(
     y = alt.Y("gflops:Q", title=_("GFLOP/s"), scale=alt.Scale(type="log"))
     devices = list(dict.fromkeys(lines["device"]))
     dash = alt.StrokeDash(
-        "device:N", scale=alt.Scale(domain=devices or ["-"], range=[[1, 0], [8, 4], [2, 3]][: max(1, len(devices))]),
+        "device:N",
+        scale=alt.Scale(domain=devices or ["-"], range=[[1, 0], [8, 4], [2, 3]][: max(1, len(devices))]),
         legend=None,
-    )  # fmt: skip
+    )
     roof = (
         alt.Chart(lines)
         .mark_line(strokeWidth=3, color="#888888")
@@ -143,8 +145,12 @@ def sweep_ui(points: Sequence[SweepPoint], model: dict, devices: dict) -> None:
     roofs = [roofline.roof(d.upper(), devices.get(d, {})) for d in dict.fromkeys(p.device for p in points)]
     names = [_("{device} at batch {batch}").format(device=p.device, batch=p.batch_size) for p in plotted]
     charts.show(st, roofline_chart(roofs, plotted, names))
-    st.caption(_("Each point is one device at one batch size, at its measured samples/s; the roofs are each device's "
-                 "measured matrix-multiply peak and memory bandwidth."))  # fmt: skip
+    st.caption(
+        _(
+            "Each point is one device at one batch size, at its measured samples/s; the roofs are each device's "
+            "measured matrix-multiply peak and memory bandwidth."
+        )
+    )
 
 
 def limits_text(result: RunResult) -> str:

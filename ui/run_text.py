@@ -110,11 +110,15 @@ def differences_sentence(a: RunResult, b: RunResult) -> str | None:
     if not differences:
         return None
     if where_ran(a) == where_ran(b):
-        said = _("Both on {device}, these runs differ in {differences}: the ratio is of training samples per second, "
-                 "so it compares the whole trainings.")  # fmt: skip
+        said = _(
+            "Both on {device}, these runs differ in {differences}: the ratio is of training samples per second, "
+            "so it compares the whole trainings."
+        )
     else:
-        said = _("Besides the device, these runs differ in {differences}: the ratio is of training samples per second, "
-                 "so it compares the whole trainings, not the devices alone.")  # fmt: skip
+        said = _(
+            "Besides the device, these runs differ in {differences}: the ratio is of training samples per second, "
+            "so it compares the whole trainings, not the devices alone."
+        )
     return said.format(device=where_ran(a), differences="; ".join(differences))
 
 
@@ -145,9 +149,10 @@ def idle_sentences(points: Sequence[SweepPoint], flops_per_sample: float | None,
         said.add(p.device)
         arithmetic_ms = p.batch_size * flops_per_sample / (peak * 1e9) * 1000
         sentence = _(
-            "{device} at batch {batch}: a step is {mflop:,.2f} MFLOP, {us:,.1f} µs at this device's large-square-matmul "
-            "peak of {peak:,.0f} GFLOP/s, but it took {took:,.0f} µs: at that peak the arithmetic would be {share:.1%} "
-            "of the step (matmuls this small run far below it; the Train view's why times them at their shapes)."
+            "{device} at batch {batch}: a step is {mflop:,.2f} MFLOP, {us:,.1f} µs at this device's "
+            "large-square-matmul peak of {peak:,.0f} GFLOP/s, but it took {took:,.0f} µs: "
+            "at that peak the arithmetic would be {share:.1%} of the step (matmuls this small run far below it; "
+            "the Train view's why times them at their shapes)."
         )
         sentences.append(
             sentence.format(
@@ -158,6 +163,6 @@ def idle_sentences(points: Sequence[SweepPoint], flops_per_sample: float | None,
                 peak=peak,
                 took=p.step_ms * 1000,
                 share=min(arithmetic_ms / p.step_ms, 1),
-            )  # fmt: skip
+            )
         )
     return sentences

@@ -24,8 +24,14 @@ from ui.resources import get_store, hardware
 KIND = "sweep"
 PROMPT = N_("Pick devices and batch sizes, then press **Run sweep**.")
 SWEEP_BATCHES = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
-DEFAULTS = {"sw_model": "softmax", "sw_hidden": 128, "sw_batches": list(DEFAULT_BATCH_SIZES), "sw_repeats": 3,
-            "sw_steps": 0, "sweep_pick": None}  # fmt: skip
+DEFAULTS = {
+    "sw_model": "softmax",
+    "sw_hidden": 128,
+    "sw_batches": list(DEFAULT_BATCH_SIZES),
+    "sw_repeats": 3,
+    "sw_steps": 0,
+    "sweep_pick": None,
+}
 WHY_IDLE = N_("""
 **Why a tiny model leaves a GPU idle.** Every training step launches a handful of kernels (a matrix
 multiply, the softmax, the gradients, the update) and waits for Python and TensorFlow to hand them
@@ -85,13 +91,24 @@ def settings_ui(hw: hardware_check.Hardware) -> None:
         _("Model"), list(models.REGISTRY), key="sw_model", format_func=lambda n: _(models.REGISTRY[n].label)
     )
     width.number_input(
-        _("MLP hidden units (model width)"), None, None, step=64, key="sw_hidden", disabled=ss.sw_model != "mlp",
-        help=_("1 to {high:,}. Only the MLP has a hidden layer to widen; a wider layer is more arithmetic per sample.").format(high=MAX_HIDDEN),
-    )  # fmt: skip
+        _("MLP hidden units (model width)"),
+        None,
+        None,
+        step=64,
+        key="sw_hidden",
+        disabled=ss.sw_model != "mlp",
+        help=_(
+            "1 to {high:,}. Only the MLP has a hidden layer to widen; a wider layer is more arithmetic per sample."
+        ).format(high=MAX_HIDDEN),
+    )
     repeats.number_input(
-        _("Repeats per point"), None, None, step=1, key="sw_repeats",
+        _("Repeats per point"),
+        None,
+        None,
+        step=1,
+        key="sw_repeats",
         help=_("1 to {high}; the spread is over these.").format(high=MAX_REPEATS),
-    )  # fmt: skip
+    )
     steps.number_input(
         _("Timed steps per repeat (0 = auto)"),
         None,
@@ -165,9 +182,11 @@ def result_ui(points: list[SweepPoint], model: dict, devices: dict) -> None:
             _("Max"): number(format="localized", help=_("The fastest repeat, samples/s.")),
             _("ms per step"): number(format="%.3f"),
             "GFLOP/s": number(format="%.2f", help=_("Achieved training GFLOP/s.")),
-            _("Share of peak"): number(format="percent", help=_("Achieved GFLOP/s ÷ the device's peak from a large matrix multiply.")),
+            _("Share of peak"): number(
+                format="percent", help=_("Achieved GFLOP/s ÷ the device's peak from a large matrix multiply.")
+            ),
         },
-    )  # fmt: skip
+    )
     for sentence in run_text.idle_sentences(points, model.get("train_flops_per_sample"), devices):
         st.markdown(f"- {run_text.plain(sentence)}")
     roofline.sweep_ui(points, model, devices)  # each point on its device's roofline
@@ -212,10 +231,22 @@ def stored_ui(store: Store, sweep: tuple[JobStatus, ...]) -> None:
     left, right, _rest = st.columns([1, 1, 2])
     name = f"sweep-{picked}"
     # Deferred (callables): made when clicked, so no media file a rerun can replace before the browser fetched it.
-    left.download_button(_("Download sweep · JSON"), result.to_json, f"{name}.json", "application/json",
-                         key="sweep_json", on_click="ignore")  # fmt: skip
-    right.download_button(_("Download sweep · CSV"), partial(result_csv, result), f"{name}.csv", "text/csv",
-                          key="sweep_csv", on_click="ignore")  # fmt: skip
+    left.download_button(
+        _("Download sweep · JSON"),
+        result.to_json,
+        f"{name}.json",
+        "application/json",
+        key="sweep_json",
+        on_click="ignore",
+    )
+    right.download_button(
+        _("Download sweep · CSV"),
+        partial(result_csv, result),
+        f"{name}.csv",
+        "text/csv",
+        key="sweep_csv",
+        on_click="ignore",
+    )
 
 
 def main() -> None:

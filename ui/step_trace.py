@@ -1,6 +1,6 @@
 """Where a run's step goes, as its trace read it, for Train: a stacked bar per run of the traced step's parts with the
-run's own timer beside it, and the sentences of the why (core.analysis.why_sentences): the bound and the trace's check, the
-line and its test, the floors, the advice."""
+run's own timer beside it, and the sentences of the why (core.analysis.why_sentences): the bound and the trace's check,
+the line and its test, the floors, the advice."""
 
 from __future__ import annotations
 

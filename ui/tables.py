@@ -58,9 +58,20 @@ ORIGINS = {"local": N_("local"), "imported": N_("imported")}  # where a stored r
 
 # The History table's columns, in order: where a run ran (host, origin) comes before the details.
 HISTORY_COLUMNS = (
-    N_("When"), N_("Variables on"), N_("Host"), N_("Origin"), N_("Execution"), N_("Model"), N_("Dataset"), N_("Batch"),
-    N_("Epochs"), N_("Test accuracy"), N_("Steady epoch (s)"), N_("Status"), N_("Run id"),
-)  # fmt: skip
+    N_("When"),
+    N_("Variables on"),
+    N_("Host"),
+    N_("Origin"),
+    N_("Execution"),
+    N_("Model"),
+    N_("Dataset"),
+    N_("Batch"),
+    N_("Epochs"),
+    N_("Test accuracy"),
+    N_("Steady epoch (s)"),
+    N_("Status"),
+    N_("Run id"),
+)
 
 
 def join_csv(texts: Sequence[str]) -> str:
@@ -106,8 +117,17 @@ def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:
 
 
 # The sweep table's columns (ui.scaling shows them translated).
-SWEEP_COLUMNS = [N_("Device"), N_("Batch"), N_("Samples/s"), N_("Min"), N_("Max"), N_("ms per step"), "GFLOP/s",
-                 N_("Share of peak"), N_("Note")]  # fmt: skip
+SWEEP_COLUMNS = [
+    N_("Device"),
+    N_("Batch"),
+    N_("Samples/s"),
+    N_("Min"),
+    N_("Max"),
+    N_("ms per step"),
+    "GFLOP/s",
+    N_("Share of peak"),
+    N_("Note"),
+]
 
 
 def _whole(value: float | None) -> float | None:

@@ -69,8 +69,11 @@ def plan_ui(mode: device_modes.Mode, hw: hardware_check.Hardware) -> list[TrainC
         return None
     # Along the device axis the values name the devices; the Device choice's own device does not run.
     if st.session_state.get("axis") != "device" and (problem := device_modes.unavailable(mode, hw)):
-        st.warning(_("{mode} cannot run here: {problem}. {advice}").format(mode=mode.label, problem=problem,
-                                                                          advice=_(GPU_ADVICE)))  # fmt: skip
+        st.warning(
+            _("{mode} cannot run here: {problem}. {advice}").format(
+                mode=mode.label, problem=problem, advice=_(GPU_ADVICE)
+            )
+        )
         return None
     try:
         configs = device_modes.plan(train_settings.values(), mode.key, hw, compare_settings.comparison())
@@ -153,8 +156,9 @@ def downloads_ui(finished: list[tuple[RunResult, str]]) -> None:
     for col, (result, label) in zip(cols, finished, strict=False):
         name = f"{slug(label)}-{result.run_id}.json"
         # Deferred (a callable): made when clicked, so no media file a rerun can replace before the browser fetched it.
-        col.download_button(f"{label} · JSON", result.to_json, name, "application/json", on_click="ignore",
-                            width="stretch")  # fmt: skip
+        col.download_button(
+            f"{label} · JSON", result.to_json, name, "application/json", on_click="ignore", width="stretch"
+        )
         if (
             result.run_id in traced
         ):  # the profiler's window of its step, as a log directory TensorBoard's profile plugin opens
@@ -168,8 +172,14 @@ def downloads_ui(finished: list[tuple[RunResult, str]]) -> None:
                 width="stretch",
             )
     table = charts.epochs_frame([r.to_frame() for r, _ in finished], [lb for _, lb in finished])
-    cols[len(finished)].download_button(_("All epochs · CSV"), partial(table.to_csv, index=False), "epochs.csv",
-                                        "text/csv", on_click="ignore", width="stretch")  # fmt: skip
+    cols[len(finished)].download_button(
+        _("All epochs · CSV"),
+        partial(table.to_csv, index=False),
+        "epochs.csv",
+        "text/csv",
+        on_click="ignore",
+        width="stretch",
+    )
 
 
 def _trace_zip(run_id: str, name: str, host: str) -> bytes:

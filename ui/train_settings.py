@@ -99,31 +99,58 @@ def settings_ui(hw: hardware_check.Hardware) -> device_modes.Mode:
         format_func=lambda n: _(datasets.REGISTRY[n].label),
         captions=[a.reason for a in avail.values()],
     )
-    sb.selectbox(_("Model"), list(models.REGISTRY), key="model", format_func=lambda n: _(models.REGISTRY[n].label),
-                 persist_state=KEEP)  # fmt: skip
+    sb.selectbox(
+        _("Model"),
+        list(models.REGISTRY),
+        key="model",
+        format_func=lambda n: _(models.REGISTRY[n].label),
+        persist_state=KEEP,
+    )
     sb.caption(_(models.REGISTRY[st.session_state.model].description))
     mode = mode_ui(hw)
     compare_settings.axis_ui(hw)
     number_ui(sb, _("Epochs"), "epochs", 1, MAX_EPOCHS, step=1)
     number_ui(sb, _("Batch size"), "batch_size", 1, MAX_BATCH, step=10)
     number_ui(sb, _("Learning rate"), "learning_rate", 0.0001, MAX_LEARNING_RATE, step=0.001, format="%.4f")
-    sb.selectbox(_("Optimizer"), list(OPTIMIZER_LABELS), key="optimizer", format_func=lambda k: _(OPTIMIZER_LABELS[k]),
-                 persist_state=KEEP)  # fmt: skip
+    sb.selectbox(
+        _("Optimizer"),
+        list(OPTIMIZER_LABELS),
+        key="optimizer",
+        format_func=lambda k: _(OPTIMIZER_LABELS[k]),
+        persist_state=KEEP,
+    )
     with sb.expander(_("Advanced")):
-        number_ui(st, _("Seed"), "seed", 0, MAX_SEED, step=1)
-        fixed = all("execution" in run for run in mode.runs)
-        st.radio(_("Execution"), EXECUTIONS, key="execution", format_func=lambda k: _(EXECUTION_LABELS[k]),
-                 disabled=fixed, persist_state=KEEP)  # fmt: skip
-        if fixed:
-            st.caption(_("This device mode sets each run's execution, side by side."))
-        number_ui(st, _("Training samples (0 = the whole set)"), "train_subset", 0, MAX_SYNTHETIC, step=1000)
-        number_ui(st, _("Hidden units (MLP)"), "hidden_units", 1, MAX_HIDDEN, step=16)
-        st.radio(_("Precision (Keras dtype policy)"), PRECISIONS, key="precision", horizontal=True, persist_state=KEEP)
-        st.radio(_("XLA (jit_compile)"), XLA_CHOICES, key="xla", horizontal=True, persist_state=KEEP,
-                 help=_("{rule}.").format(rule=_(XLA_AUTO_RULE)))  # fmt: skip
+        _advanced_ui(mode)
     view_state.remember(DEFAULTS)
     links.write(ADDRESS)  # the address follows the settings: a reload, or the link copied, keeps them
     return mode
+
+
+def _advanced_ui(mode: device_modes.Mode) -> None:
+    """The Advanced expander: seed, execution (unless the device mode sets it), subset, width, precision, XLA."""
+    number_ui(st, _("Seed"), "seed", 0, MAX_SEED, step=1)
+    fixed = all("execution" in run for run in mode.runs)
+    st.radio(
+        _("Execution"),
+        EXECUTIONS,
+        key="execution",
+        format_func=lambda k: _(EXECUTION_LABELS[k]),
+        disabled=fixed,
+        persist_state=KEEP,
+    )
+    if fixed:
+        st.caption(_("This device mode sets each run's execution, side by side."))
+    number_ui(st, _("Training samples (0 = the whole set)"), "train_subset", 0, MAX_SYNTHETIC, step=1000)
+    number_ui(st, _("Hidden units (MLP)"), "hidden_units", 1, MAX_HIDDEN, step=16)
+    st.radio(_("Precision (Keras dtype policy)"), PRECISIONS, key="precision", horizontal=True, persist_state=KEEP)
+    st.radio(
+        _("XLA (jit_compile)"),
+        XLA_CHOICES,
+        key="xla",
+        horizontal=True,
+        persist_state=KEEP,
+        help=_("{rule}.").format(rule=_(XLA_AUTO_RULE)),
+    )
 
 
 def number_ui(where, label: str, key: str, low: float, high: float, **options) -> None:
@@ -132,8 +159,15 @@ def number_ui(where, label: str, key: str, low: float, high: float, **options) -
     Streamlit's own bounds keep the previous value while the field shows the typed one in red, so Run would
     train with a number nobody sees; unbounded, every typed value reaches the page, and a bad one keeps Run off.
     """
-    where.number_input(label, min_value=None, max_value=None, key=key, help=_("From {low:g} to {high:g}.").format(low=low, high=high),
-                       persist_state=KEEP, **options)  # fmt: skip
+    where.number_input(
+        label,
+        min_value=None,
+        max_value=None,
+        key=key,
+        help=_("From {low:g} to {high:g}.").format(low=low, high=high),
+        persist_state=KEEP,
+        **options,
+    )
     entered.watch(key)  # a value Streamlit drops (2**63 - 1, NaN) is still the one a refusal names
 
 

@@ -1,15 +1,13 @@
 """The page's jobs: one path to start, stop and watch them, and the page's one live fragment.
 
-A kind of job is what one button submits: "train" (the runs one Run click queues) or "sweep". Per
-kind, session_state holds a Watch: the ids the page shows, and whether the page started them (it
-may stop them) or only watches another page's (shown, never stopped, replaced by its own Run). One
-fragment per page ticks while anything is queued or running (or the hardware check is still out),
-and costs nothing between ticks. A tick reads the runner once (JobsNow) and redraws only text from
-it (the queue line, the view's status line and progress bar), so they never disagree. When what the
-view draws once changes (a job starts or ends, epochs or sweep points land) it reruns the page once
-instead: charts and metrics are redrawn when a job starts or ends, at each round of runs taking turns
-and otherwise at most every REDRAW_S while epochs land, not per tick, and History and the stored
-sweeps include a job as soon as it finishes.
+A kind of job is what one button submits: "train" (the runs one Run click queues) or "sweep". Per kind, session_state
+holds a Watch: the ids the page shows, and whether the page started them (it may stop them) or only watches another
+page's (shown, never stopped, replaced by its own Run). One fragment per page ticks while anything is queued or running
+(or the hardware check is still out), and costs nothing between ticks. A tick reads the runner once (JobsNow) and
+redraws only text from it (the queue line, the view's status line and progress bar), so they never disagree. When what
+the view draws once changes (a job starts or ends, epochs or sweep points land) it reruns the page once instead: charts
+and metrics are redrawn when a job starts or ends, at each round of runs taking turns and otherwise at most every
+REDRAW_S while epochs land, not per tick, and History and the stored sweeps include a job as soon as it finishes.
 """
 
 from __future__ import annotations
@@ -20,20 +18,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
 
 from core import hardware_check
 from core.config import SweepConfig, TrainConfig
 from core.i18n import N_, _
 from core.runner import JobStatus
 from core.states import State
-from ui import access, live, priority
+from ui import access, live, priority, viewer_wait
 from ui.redraw import REDRAW_S, Drawn, drawn, should_redraw
 from ui.resources import get_runner, hardware
 
 TICK_S = 0.7  # between live redraws while a job is active; Stop is honoured at the next tick
-STOP_WAIT_S = 1.5  # a viewer's tick that finds a run asked to stop waits this long for it to end (_past_a_stop)
-HOLD_SLICE_S = 0.5  # a viewer's tick holding for a change (_hold) looks this often for a click on its own page
 IDLE_TICK_S = 2.0  # shared (`make share`), an idle page still looks: a viewer sees the presenter's Run within 2 s
 KINDS = {"train": TrainConfig, "sweep": SweepConfig}  # session_state key -> the config type it submits
 MEMORY = "live_page"  # session_state key of the page's PageMemory
@@ -142,8 +137,8 @@ def stopped_by(jobs: Iterable[JobStatus]) -> str | None:
 def controls_ui(kind: str, snap: JobsNow, label: str, keys: tuple[str, str], on_run, ready: bool):
     """Run and Stop for this page's `kind` jobs; returns the column the live status line goes in.
 
-    Only the page's own active jobs hold its Run back: watching another page's, it may queue its own.
-    A viewer's Run and Stop are disabled, and their tooltips say why.
+    Only the page's own active jobs hold its Run back: watching another page's, it may queue its own. A viewer's Run and
+    Stop are disabled, and their tooltips say why.
     """
     watch, jobs = snap.watches[kind], snap.shown[kind]
     active = watch is not None and live.is_active(jobs)
@@ -152,11 +147,24 @@ def controls_ui(kind: str, snap: JobsNow, label: str, keys: tuple[str, str], on_
     warming = snap.warming  # pressed once they are up, a run starts at once, not after their start-up
     run_col, stop_col, status_col = st.columns([1, 1, 5], vertical_alignment="center")
     # No tooltip of its own while warming: the queue line says it (a presenter's pointer rests on Run after a run).
-    run_col.button(label, key=keys[0], type="primary", on_click=on_run,
-                   disabled=own_active or not ready or not may or warming, width="stretch",
-                   help=access.help_text(_("Starting a run")))  # fmt: skip
-    stop_col.button(_("Stop"), key=keys[1], on_click=stop, args=(kind,), disabled=not (active and may),
-                    width="stretch", help=access.help_text(_("Stopping a run")))  # fmt: skip
+    run_col.button(
+        label,
+        key=keys[0],
+        type="primary",
+        on_click=on_run,
+        disabled=own_active or not ready or not may or warming,
+        width="stretch",
+        help=access.help_text(_("Starting a run")),
+    )
+    stop_col.button(
+        _("Stop"),
+        key=keys[1],
+        on_click=stop,
+        args=(kind,),
+        disabled=not (active and may),
+        width="stretch",
+        help=access.help_text(_("Stopping a run")),
+    )
     # Keyed: the line keeps its height (ui.layout) whether its words take one line or two.
     return status_col.container(key=f"{kind}_status")
 
@@ -223,9 +231,9 @@ def queue_ui() -> None:
 def live_ui(snap: JobsNow, draw: Callable[[JobsNow], None] | None = None) -> None:
     """Draw the page's live text now and, while anything is active, again every TICK_S.
 
-    snap: the view's own read (jobs_now()), from which it drew everything else: when a later tick's
-    progress() differs, the page reruns, so nothing stays stale. draw(snapshot) draws the view's live
-    text (a status line, a progress bar) at every tick; it may write into containers made before this call.
+    snap: the view's own read (jobs_now()), from which it drew everything else: when a later tick's progress() differs,
+    the page reruns, so nothing stays stale. draw(snapshot) draws the view's live text (a status line, a progress bar)
+    at every tick; it may write into containers made before this call.
     """
     checking = hardware().state == hardware_check.CHECKING
     page = memory()
@@ -234,21 +242,27 @@ def live_ui(snap: JobsNow, draw: Callable[[JobsNow], None] | None = None) -> Non
     idle = IDLE_TICK_S if os.environ.get(access.TOKEN_ENV) else None  # `make run`: idle costs nothing
     warming = snap.warming
     every = TICK_S if snap.active or checking or warming else idle
-    page.inline = True  # the browser asks every `every`; a viewer's tick holds to every * stretch (_hold)
+    page.inline = True  # the browser asks every `every`; a viewer's tick holds to every * stretch (viewer_wait)
     st.fragment(_tick, run_every=every)(page.queue_slot, tuple(snap.shown), draw, checking, warming, every)
 
 
-def _tick(slot, kinds: tuple[str, ...], draw: Callable[[JobsNow], None] | None, checking: bool, warming: bool,
-          every: float | None = None) -> None:  # fmt: skip
+def _tick(
+    slot,
+    kinds: tuple[str, ...],
+    draw: Callable[[JobsNow], None] | None,
+    checking: bool,
+    warming: bool,
+    every: float | None = None,
+) -> None:
     viewer, page = not access.allowed(), memory()
     priority.viewer_page(viewer)  # a viewer's tick waits for the run under measurement
     priority.seen(access.session_id(), viewer)
     if viewer and not page.inline and every:
-        _hold(page, page.ticked + every * page.stretch)
+        viewer_wait.hold(get_runner(), page.moment, page.ticked + every * page.stretch)
     page.inline, page.moment, page.ticked = False, get_runner().moment(), time.monotonic()
     snap = jobs_now(kinds)
     if viewer:
-        snap = _past_a_stop(snap, kinds)
+        snap = viewer_wait.past_a_stop(snap, lambda: jobs_now(kinds), get_runner(), page.moment)
     answered = checking and hardware().state != hardware_check.CHECKING
     warm = warming and snap.ready
     rerun = page.active_drawn - snap.active or answered or warm or _redraw(snap.progress())
@@ -262,36 +276,6 @@ def _tick(slot, kinds: tuple[str, ...], draw: Callable[[JobsNow], None] | None, 
     if rerun:
         # A job started or ended, epochs landed, the GPU check answered or Run may be pressed: the whole page once.
         st.rerun()
-
-
-def _hold(page: PageMemory, deadline: float) -> None:
-    """A viewer's tick first waits, up to `deadline` (its last tick and its stretched interval), until a job is
-    queued, started, asked to stop or settled since its page last drew (Runner.moment): then it draws at once. So
-    every page in a room says "stopping" and "stopped" within a moment of the click, however far apart its ticks
-    are, and between changes a room of pages costs a tick per stretched interval each, no more: the browser's next
-    auto-rerun, sent meanwhile, waits behind this one (Streamlit folds them into one). The browser asks at the
-    unstretched interval, so a page whose last run drew it whole holds again within that, never a stretched one.
-    The wait wakes every HOLD_SLICE_S to let a click on this page (a whole rerun) or its closing end it."""
-    # A private import: no public API lets a waiting script see its own rerun or Stop (read in 1.67, pinned).
-    runner, check = get_runner(), get_run_yield_check() or (lambda: None)
-    while (left := deadline - time.monotonic()) > 0:
-        if runner.wait_change(page.moment, min(left, HOLD_SLICE_S)) != page.moment:
-            return
-        check()  # raises Streamlit's own rerun or stop of this run
-
-
-def _past_a_stop(snap: JobsNow, kinds: tuple[str, ...]) -> JobsNow:
-    """A viewer's tick that finds a run asked to stop waits up to STOP_WAIT_S for its end, not a whole tick more, so
-    every page says "stopped" soon after the click (bench/room.py: stop_seen_s)."""
-    runner, moment, deadline = get_runner(), memory().moment, time.monotonic() + STOP_WAIT_S
-    while _stopping(snap) and (left := deadline - time.monotonic()) > 0:
-        moment = runner.wait_change(moment, left)  # the runner's moment moves when the run settles
-        snap = jobs_now(kinds)
-    return snap
-
-
-def _stopping(snap: JobsNow) -> bool:
-    return any(s.stopped_by and s.state in live.ACTIVE for jobs in snap.shown.values() for s in jobs)
 
 
 def _redraw(progress: tuple) -> bool:

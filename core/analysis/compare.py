@@ -1,12 +1,12 @@
 """Comparing runs: the one speed measure with its interval, time to an accuracy, and the race against the clock.
 
-Speed is training throughput in the steady state: the samples of every epoch after epoch 1 over the seconds
-they took (EpochMetrics.train_seconds, so model.fit's per-epoch set-up counts). Samples, not steps, so runs
-with different batch sizes, subsets or replica counts compare correctly; the ratio of two runs' throughputs
-is therefore the ratio of their steady epochs for the same work. The interval comes from the same seconds,
-cut into the epochs' calls of the step loop (EpochMetrics.calls, schema version 2): a bootstrap over those
-calls. A run without calls (a version 1 file) is resampled by its steady epochs. The headline, the ratio
-tables, History, `python -m core compare`, the sweep (core.results.crossover) and the roofline's points all read it here.
+Speed is training throughput in the steady state: the samples of every epoch after epoch 1 over the seconds they took
+(EpochMetrics.train_seconds, so model.fit's per-epoch set-up counts). Samples, not steps, so runs with different batch
+sizes, subsets or replica counts compare correctly; the ratio of two runs' throughputs is therefore the ratio of their
+steady epochs for the same work. The interval comes from the same seconds, cut into the epochs' calls of the step loop
+(EpochMetrics.calls, schema version 2): a bootstrap over those calls. A run without calls (a version 1 file) is
+resampled by its steady epochs. The headline, the ratio tables, History, `python -m core compare`, the sweep
+(core.results.crossover) and the roofline's points all read it here.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ NEEDS = N_("A speedup needs a finished steady epoch (epoch 2 or later) of each r
 
 @dataclass(frozen=True)
 class Measurements:
-    """Pieces of a run's steady state, each `samples` trained in `seconds`: its calls of the step loop, or its epochs."""
+    """Pieces of a run's steady state, each `samples` trained in `seconds`: its calls of the step loop, or its
+    epochs."""
 
     samples: tuple[float, ...]
     seconds: tuple[float, ...]
@@ -52,8 +53,8 @@ def global_batch(result: RunResult) -> int:
 def steady_calls(result: RunResult) -> Measurements | None:
     """Each steady epoch's calls of the step loop, cut so they add up to the epoch's training seconds; None without.
 
-    A call's seconds run from the previous one's end (the first from the epoch's timed start, so model.fit's
-    set-up of the epoch is in it); what the epoch took after its last call (fit winding down) goes to that one.
+    A call's seconds run from the previous one's end (the first from the epoch's timed start, so model.fit's set-up of
+    the epoch is in it); what the epoch took after its last call (fit winding down) goes to that one.
     """
     batch, samples, seconds = global_batch(result), [], []
     for e in result.steady_epochs():
@@ -67,7 +68,8 @@ def steady_calls(result: RunResult) -> Measurements | None:
 
 
 def measurements(result: RunResult) -> Measurements | None:
-    """A run's steady-state measurements: its calls where it has MIN_CALLS, else its steady epochs; None before epoch 2."""
+    """A run's steady-state measurements: its calls where it has MIN_CALLS, else its steady epochs; None before epoch
+    2."""
     calls = steady_calls(result)
     if calls is not None and len(calls) >= MIN_CALLS:
         return calls
@@ -122,7 +124,8 @@ class Speedup:
 
 
 def ratio_of(baseline: Measurements, other: Measurements, seed: int = 0) -> Speedup:
-    """other's rate over baseline's, with a percentile bootstrap interval: each side's pieces resampled with replacement.
+    """other's rate over baseline's, with a percentile bootstrap interval: each side's pieces resampled with
+    replacement.
 
     The resampling is seeded, so the same measurements always give the same sentence.
     """
@@ -149,9 +152,11 @@ def speedup(baseline: RunResult, other: RunResult, seed: int = 0) -> Speedup | N
 
 
 UNITS = {"call": "calls of the step loop", "epoch": "steady epochs", "repeat": "timed repeats"}
-WHAT = {"call": N_("training samples per second, over {count} calls of the step loop after epoch 1"),
-        "epoch": N_("training samples per second, over {count} steady epochs after epoch 1"),
-        "repeat": N_("training samples per second, over {count} timed repeats after epoch 1")}  # fmt: skip
+WHAT = {
+    "call": N_("training samples per second, over {count} calls of the step loop after epoch 1"),
+    "epoch": N_("training samples per second, over {count} steady epochs after epoch 1"),
+    "repeat": N_("training samples per second, over {count} timed repeats after epoch 1"),
+}
 
 
 def spread_words(found: Speedup, inverse: bool = False) -> str:
@@ -208,7 +213,8 @@ def ratio_words(found: Speedup | str | None) -> str:
 
 
 def ratio_rows(results: list[RunResult]) -> list[tuple[str, str]]:
-    """Per run: (its steady samples/s, its speedup over the first run), as the page's and the CLI's tables print them."""
+    """Per run: (its steady samples/s, its speedup over the first run), as the page's and the CLI's tables print
+    them."""
     return [
         (f"{rate:,.0f}" if (rate := throughput(r)) else "-", ratio_words(found))
         for r, found in zip(results, ratios(results), strict=True)
@@ -217,7 +223,8 @@ def ratio_rows(results: list[RunResult]) -> list[tuple[str, str]]:
 
 # -- time to an accuracy, in the spirit of MLPerf's time-to-train -----------------------------------------
 def time_to_accuracy(result: RunResult, target: float) -> float | None:
-    """Training seconds (epoch 1's compiling included, evaluation excluded) until the first epoch whose test accuracy >= target; None if none did."""
+    """Training seconds (epoch 1's compiling included, evaluation excluded) until the first epoch whose test accuracy >=
+    target; None if none did."""
     for e, elapsed in zip(result.epochs, elapsed_seconds(result), strict=True):
         if e.test_accuracy >= target:
             return elapsed
@@ -225,8 +232,8 @@ def time_to_accuracy(result: RunResult, target: float) -> float | None:
 
 
 def time_to_accuracy_sentence(result: RunResult, target: float | None = None) -> str | None:
-    """'time to 82% test accuracy: 3.21 s of training (epoch 2)'; target None: default_target([result]), said as
-    such. None without epochs. English: the CLI's."""
+    """'time to 82% test accuracy: 3.21 s of training (epoch 2)'; target None: default_target([result]), said as such.
+    None without epochs. English: the CLI's."""
     rule = f" ({TARGET_RULE})" if target is None else ""
     target = default_target([result]) if target is None else target
     if target is None:
@@ -256,27 +263,23 @@ def default_target(results: list[RunResult]) -> float | None:
 def race_points(result: RunResult, in_progress: EpochInProgress | None = None) -> list[dict[str, Any]]:
     """The race against the clock: accuracy against cumulative training seconds, per call (train) and per epoch (test).
 
-    Rows {"epoch", "seconds", "samples", "accuracy", "loss", "kind"}, kind "train" for each call's running
-    training accuracy, "test" for each epoch's test accuracy at the epoch's end; in time order. in_progress:
-    a running job's epoch still training, whose calls so far come last (the line moves within a long epoch).
+    Rows {"epoch", "seconds", "samples", "accuracy", "loss", "kind"}, kind "train" for each call's running training
+    accuracy, "test" for each epoch's test accuracy at the epoch's end; in time order. in_progress: a running job's
+    epoch still training, whose calls so far come last (the line moves within a long epoch).
     """
     rows, elapsed, samples = [], 0.0, 0
     for e in result.epochs:
-        for c in e.calls:
-            rows.append(
-                dict(epoch=e.epoch, seconds=c.seconds, samples=c.samples, accuracy=c.train_accuracy,
-                     loss=c.train_loss, kind="train")
-            )  # fmt: skip
+        rows += [_call_row(e.epoch, c) for c in e.calls]
         elapsed += e.train_seconds
         samples = e.calls[-1].samples if e.calls else samples + round(e.samples_per_second * e.train_seconds)
-        rows.append(
-            dict(epoch=e.epoch, seconds=elapsed, samples=samples, accuracy=e.test_accuracy, loss=e.test_loss,
-                 kind="test")
-        )  # fmt: skip
+        test = dict(seconds=elapsed, samples=samples, accuracy=e.test_accuracy, loss=e.test_loss, kind="test")
+        rows.append(dict(epoch=e.epoch, **test))
     if in_progress is not None and in_progress.epoch == len(result.epochs) + 1:  # else it finished meanwhile
-        rows += [
-            dict(epoch=in_progress.epoch, seconds=c.seconds, samples=c.samples, accuracy=c.train_accuracy,
-                 loss=c.train_loss, kind="train")
-            for c in in_progress.calls
-        ]  # fmt: skip
+        rows += [_call_row(in_progress.epoch, c) for c in in_progress.calls]
     return rows
+
+
+def _call_row(epoch: int, c) -> dict[str, Any]:
+    return dict(
+        epoch=epoch, seconds=c.seconds, samples=c.samples, accuracy=c.train_accuracy, loss=c.train_loss, kind="train"
+    )

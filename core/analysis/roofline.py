@@ -64,7 +64,8 @@ def run_roof(result, device: str) -> Roof:
 
 
 def run_point(result, device: str) -> Point | None:
-    """A RunResult on the roofline at its steady throughput (core.analysis.compare's measure); None before epoch 2 or without bytes."""
+    """A RunResult on the roofline at its steady throughput (core.analysis.compare's measure); None before epoch 2 or
+    without bytes."""
     info = result.device
     flops, moved = info.get("train_flops_per_sample"), positive(info.get("train_bytes_per_sample"))
     rate = compare.throughput(result)
@@ -87,7 +88,7 @@ def sweep_points(points, model: dict) -> list[Point]:
             flops / (per_sample + per_step / p.batch_size),
             p.gflops_per_second,
             p.samples_per_second,
-        )  # fmt: skip
+        )
         for p in points
         if p.samples_per_second and p.gflops_per_second
     ]

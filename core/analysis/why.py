@@ -175,8 +175,8 @@ class Why:
         return found
 
     def share_interval(self, name: str) -> tuple[float, float] | None:
-        """The 90% percentile-bootstrap interval (core.analysis.compare's, seeded) of the mean of `name`'s share over the
-        window's slices; None under MIN_SLICES. Slices are equal times, so their mean is the window's share."""
+        """The 90% percentile-bootstrap interval (core.analysis.compare's, seeded) of the mean of `name`'s share over
+        the window's slices; None under MIN_SLICES. Slices are equal times, so their mean is the window's share."""
         import numpy as np
 
         shares = np.asarray([s[name] for s in self.slice_shares()])

@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ[ADDRESS_ENV] = args.ray
         named = str(getattr(args, "device", None) or getattr(args, "devices", None) or "")
         if named and "/" not in named:
-            print(f"note: --ray is not used: {named} is this machine's; a node's device is NODE/cpu or NODE/gpu:0.",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"note: --ray is not used: {named} is this machine's; a node's device is NODE/cpu or NODE/gpu:0.",
+                file=sys.stderr,
+            )
     return args.handler(args)

@@ -87,15 +87,29 @@ def cmd_cluster_head(args: argparse.Namespace) -> int:
         token, made = ensure_token()
     except OSError as err:
         return fail(f"The token file {token_path()} cannot be written ({err.strerror or err}).")
-    print(f"{'Made a new token in' if made else 'Using the token from'} "
-          f"{'$RAY_AUTH_TOKEN' if os.environ.get('RAY_AUTH_TOKEN') else token_path()}.", flush=True)  # fmt: skip
+    print(
+        f"{'Made a new token in' if made else 'Using the token from'} "
+        f"{'$RAY_AUTH_TOKEN' if os.environ.get('RAY_AUTH_TOKEN') else token_path()}.",
+        flush=True,
+    )
     env = {**os.environ, "RAY_AUTH_MODE": "token"}
     if not os.environ.get("RAY_AUTH_TOKEN"):
         env["RAY_AUTH_TOKEN_PATH"] = str(token_path())
-    ray_start = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--port", str(args.port),
-                 "--ray-client-server-port", str(args.client_port), "--disable-usage-stats",
-                 *(["--node-name", args.node_name] if args.node_name else []), *(["--block"] if args.block else []),
-                 *args.ray_flags]  # fmt: skip
+    ray_start = [
+        sys.executable,
+        "-m",
+        "ray.scripts.scripts",
+        "start",
+        "--head",
+        "--port",
+        str(args.port),
+        "--ray-client-server-port",
+        str(args.client_port),
+        "--disable-usage-stats",
+        *(["--node-name", args.node_name] if args.node_name else []),
+        *(["--block"] if args.block else []),
+        *args.ray_flags,
+    ]
     proc = subprocess.Popen(ray_start, env=env, stdout=subprocess.DEVNULL if args.block else None)
     if not args.block and proc.wait() != 0:
         return fail("ray start did not start the head; its messages are above.")
@@ -105,10 +119,13 @@ def cmd_cluster_head(args: argparse.Namespace) -> int:
         _stop(proc)
         why = "it takes requests without the token" if guarded is False else "it did not answer"
         return fail(
-            f"The Ray head on ports {args.port} and {args.client_port} was stopped: {why} (within {READY_TIMEOUT_S:.0f} s)."
+            f"The Ray head on ports {args.port} and {args.client_port} was stopped: {why}"
+            f" (within {READY_TIMEOUT_S:.0f} s)."
         )
-    print(f"\nThe Ray cluster's head runs here with token authentication (RAY_AUTH_MODE=token), node name "
-          f"{args.node_name or socket.gethostname()}.")  # fmt: skip
+    print(
+        f"\nThe Ray cluster's head runs here with token authentication (RAY_AUTH_MODE=token), node name "
+        f"{args.node_name or socket.gethostname()}."
+    )
     print("\n".join(laptop_lines(args.address or _this_address(), args.client_port, args.port, token)), flush=True)
     if not args.block:
         print("Stop it with: ray stop")

@@ -37,7 +37,8 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> int:
-    """Print one sentence to stderr and return the exit code; a file name's escape sequences never reach the terminal."""
+    """Print one sentence to stderr and return the exit code; a file name's escape sequences never reach the
+    terminal."""
     print(f"error: {without_controls(message)}", file=sys.stderr)
     return code
 

@@ -1,4 +1,5 @@
-"""python -m core compare --axis precision --values float32,mixed_bfloat16 [train flags]: one run per value, then the ratios.
+"""python -m core compare --axis precision --values float32,mixed_bfloat16 [train flags]: one run per value, then the
+ratios.
 
 The runs train one after another with the same seed and every other setting shared, as the page's
 "Compare along" does; they are stored as one group (run ids GROUP-1, GROUP-2, ...) like the page's runs.

@@ -86,8 +86,10 @@ def cluster_devices(as_json: bool) -> int:
             print(f"{a.node.name:<12} {a.message}")
             continue
         gpus = ", ".join(f"gpu:{g['index']} {g['name']}" for g in h.get("gpus") or []) or "no GPU"
-        print(f"{a.node.name:<12} {h.get('hostname')}: {h.get('cpu_model')}, {h.get('cpu_cores')} cores; {gpus}; "
-              f"TensorFlow {h.get('tensorflow')}, Python {h.get('python')}")  # fmt: skip
+        print(
+            f"{a.node.name:<12} {h.get('hostname')}: {h.get('cpu_model')}, {h.get('cpu_cores')} cores; {gpus}; "
+            f"TensorFlow {h.get('tensorflow')}, Python {h.get('python')}"
+        )
     return EXIT_OK
 
 

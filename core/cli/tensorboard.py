@@ -1,4 +1,5 @@
-"""python -m core export --tensorboard DIR [RUN_ID ...]: recorded runs as a TensorBoard log directory (core.tensorboard)."""
+"""python -m core export --tensorboard DIR [RUN_ID ...]: recorded runs as a TensorBoard log directory
+(core.tensorboard)."""
 
 from __future__ import annotations
 

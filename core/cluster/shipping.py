@@ -1,4 +1,5 @@
-"""A dataset a node lacks, shipped by the driver through Ray's object store: the files, read on the node as Keras' cache.
+"""A dataset a node lacks, shipped by the driver through Ray's object store: the files, read on the node as Keras'
+cache.
 
 The node looks for the files where Keras caches them (core.engine.data.keras_datasets_dir), so
 unpacking them into a private KERAS_HOME in the job's own actor process (ended after the job)

@@ -253,7 +253,8 @@ def load(name: str, train_subset: int | None = None, seed: int = 0) -> Dataset:
 
 
 def test_images(name: str, indices: list[int], seed: int = 0) -> np.ndarray:
-    """The test images at `indices` (e.g. Learned.indices) as uint8 (n, 28, 28); synthetic ones regenerated from the seed."""
+    """The test images at `indices` (e.g. Learned.indices) as uint8 (n, 28, 28); synthetic ones regenerated from the
+    seed."""
     folder = _fashion_dir() if name == "fashion_mnist" else None
     if folder is not None:  # the test file alone, as stored: the page had loaded all 70,000 images (7 s, +220 MB)
         try:

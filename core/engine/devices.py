@@ -149,7 +149,8 @@ def as_spec(device: DeviceSpec | str) -> DeviceSpec:
 
 
 def replicas(device: DeviceSpec | str) -> list[str]:
-    """'gpu:all' -> ['/GPU:0', '/GPU:1', ...]: every device of that type here, for MirroredStrategy; [] for one device."""
+    """'gpu:all' -> ['/GPU:0', '/GPU:1', ...]: every device of that type here, for MirroredStrategy; [] for one
+    device."""
     spec = as_spec(device)
     if not spec.mirrored:
         return []

@@ -34,7 +34,8 @@ def never_stop() -> bool:
 
 
 def error_text(err: BaseException, out_of_memory: str) -> str:
-    """One sentence for a failed job: our own errors as they are, out of memory as `out_of_memory`, else 'Type: first line'."""
+    """One sentence for a failed job: our own errors as they are, out of memory as `out_of_memory`, else 'Type: first
+    line'."""
     if isinstance(err, _SAYS_ITSELF):
         return str(err)
     if isinstance(err, tf().errors.ResourceExhaustedError):

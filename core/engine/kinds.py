@@ -18,7 +18,8 @@ from core.engine.training import train
 
 # What a zygote imports before it forks each worker (core.spawn.zygote): importing them runs no TensorFlow op.
 PRELOAD = ("tensorflow", "keras", "core.engine.kinds")
-# "import": a worker warms up by importing TensorFlow and Keras only (the tests' workers, whose jobs bring their own data).
+# "import": a worker warms up by importing TensorFlow and Keras only (the tests' workers, whose jobs bring their own
+# data).
 WARM_UP_ENV = "TFDASH_WARM_UP"
 
 
@@ -55,9 +56,13 @@ class Training:
     def run(config: TrainConfig, on_item, should_stop, run_id: str, take_turn=None):
         """train(), its finished epochs and its epochs in progress (result None) both to on_item."""
         return train(
-            config, on_epoch=on_item, should_stop=should_stop, run_id=run_id, on_progress=lambda p: on_item(p, None),
+            config,
+            on_epoch=on_item,
+            should_stop=should_stop,
+            run_id=run_id,
+            on_progress=lambda p: on_item(p, None),
             take_turn=take_turn,
-        )  # fmt: skip
+        )
 
 
 class Sweep:

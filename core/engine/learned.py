@@ -20,7 +20,8 @@ def strip_indices(labels: np.ndarray, seed: int = 0, size: int = STRIP_SIZE) -> 
 
 
 def templates(model, name: str) -> tuple[list[list[int]], float] | None:
-    """The softmax model's 10 x 784 weights as 0..255 (128 = 0) and the |weight| that 0 and 255 stand for; None for other models."""
+    """The softmax model's 10 x 784 weights as 0..255 (128 = 0) and the |weight| that 0 and 255 stand for; None for
+    other models."""
     if name != "softmax":
         return None
     weights = np.asarray(model.layers[-1].kernel.numpy(), dtype=np.float64).T  # (10, 784): one template per class

@@ -80,7 +80,8 @@ def layer_specs(name: str, hidden_units: int = 128) -> tuple[LayerSpec, ...]:
 
 
 def build(name: str, hidden_units: int = 128, precision: str = "float32"):
-    """A fresh, uncompiled Keras model in the dtype policy `precision`; call it inside the tf.device scope it should live in."""
+    """A fresh, uncompiled Keras model in the dtype policy `precision`; call it inside the tf.device scope it should
+    live in."""
     import keras
 
     policy = keras.DTypePolicy(precision)

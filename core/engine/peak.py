@@ -1,4 +1,5 @@
-"""A device's limits: peak GFLOP/s of a matrix multiply in a dtype (float32 unless asked) and memory bandwidth (a read-and-reduce), once per process.
+"""A device's limits: peak GFLOP/s of a matrix multiply in a dtype (float32 unless asked) and memory bandwidth (a
+read-and-reduce), once per process.
 
 Each figure is the median of TRIES timed tries, with every try kept (the spread); core.engine.limits shares one
 server's figures with every run it starts, so the runs of a comparison are held against the same roofs.
@@ -139,7 +140,8 @@ def benchmark(tf_device: str, dtype: str = "float32", tries: int = TRIES) -> Pea
 
 
 def bandwidth_benchmark(tf_device: str, tries: int = TRIES) -> Bandwidth:
-    """Run the read-and-reduce microbenchmark now, uncached (measure_bandwidth() is what runs use): median of `tries`."""
+    """Run the read-and-reduce microbenchmark now, uncached (measure_bandwidth() is what runs use): median of
+    `tries`."""
     t = tf()
     device_type = "GPU" if "GPU" in tf_device.upper() else "CPU"
     size = ARRAY_BYTES[device_type]

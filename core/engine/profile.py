@@ -3,15 +3,16 @@ cost per step and a cost per sample, and a third point that the line must predic
 
 seconds per step = fixed + batch x per_sample, from two points ("time the same step at two batch sizes to see the
 overhead": Horace He, Making Deep Learning Go Brrrr). One point is the run's own step at its batch, as its steady
-epochs timed it (core.analysis.why.step_pace); the other is timed here. The run's execution mode (executions.REGISTRY) builds its own
-step at the other batch size for a throwaway model of the same layers, optimizer, precision and jit_compile, on the
-first rows of the run's training data, and trains a short epoch that traces (and with XLA compiles) it, after epoch
-1 (core.engine.training.measure_device). Then one round (a short epoch of it) is timed just before each steady
-epoch, in that epoch's turn, so whatever else the machine is doing slows both points alike. A round's calls are cut
-from the marks the mode records anyway, as the run's own are (core.engine.timeline); each call after a round's first
+epochs timed it (core.analysis.why.step_pace); the other is timed here. The run's execution mode (executions.REGISTRY)
+builds its own step at the other batch size for a throwaway model of the same layers, optimizer, precision and
+jit_compile, on the first rows of the run's training data, and trains a short epoch that traces (and with XLA compiles)
+it, after epoch 1 (core.engine.training.measure_device). Then one round (a short epoch of it) is timed just before each
+steady epoch, in that epoch's turn, so whatever else the machine is doing slows both points alike. A round's calls are
+cut from the marks the mode records anyway, as the run's own are (core.engine.timeline); each call after a round's first
 gives a seconds per step, and each round's median call is held against the epoch it went just before
-(core.analysis.why.step_line). The third batch size, between the two, is timed in the same rounds: the line is not fitted on
-it, so its prediction there is a test the line can fail (core.analysis.why.prediction). Nothing here touches the run's model, its batches or its timed epochs.
+(core.analysis.why.step_line). The third batch size, between the two, is timed in the same rounds: the line is not
+fitted on it, so its prediction there is a test the line can fail (core.analysis.why.prediction). Nothing here touches
+the run's model, its batches or its timed epochs.
 """
 
 from __future__ import annotations

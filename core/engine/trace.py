@@ -152,7 +152,8 @@ def read(raw: bytes, steps: int) -> dict | None:
 def trace_or_said(
     config, data, jit_compile: bool, run_execution
 ) -> tuple[TraceSummary | None, bytes | None, str | None]:
-    """(summary, gzipped XSpace, None), or (None, None, why not): a failed measurement never fails the run, it is said."""
+    """(summary, gzipped XSpace, None), or (None, None, why not): a failed measurement never fails the run, it is
+    said."""
     try:
         return (*trace(config, data, jit_compile, run_execution), None)
     except Cancelled:

@@ -1,4 +1,5 @@
-"""A Store's files in and out: a result file imported (checked, then added or matched), a run exported as JSON or CSV."""
+"""A Store's files in and out: a result file imported (checked, then added or matched), a run exported as JSON or
+CSV."""
 
 from __future__ import annotations
 

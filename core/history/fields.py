@@ -37,8 +37,13 @@ def text(nullable: bool = False) -> dict[str, Any]:
 
 def closed(properties: dict[str, Any], required: tuple[str, ...] = (), words: str = "an object ({...})") -> dict:
     """An object with these fields only."""
-    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False,
-            "description": words}  # fmt: skip
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+        "description": words,
+    }
 
 
 def open_ended(properties: dict[str, Any], words: str = "an object ({...})") -> dict:

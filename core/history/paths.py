@@ -91,9 +91,12 @@ WRITE = N_("The run history {path} cannot be written ({text}).")
 READ_ONLY = N_("The run history {path} is read-only; it can be listed and exported, not changed.")
 # SQLite's own words for a refused write, said in parentheses: a page reads them in its language too.
 SQLITE_WORDS = (
-    N_("database is locked"), N_("database table is locked"), N_("database or disk is full"), N_("disk I/O error"),
+    N_("database is locked"),
+    N_("database table is locked"),
+    N_("database or disk is full"),
+    N_("disk I/O error"),
     N_("attempt to write a readonly database"),
-)  # fmt: skip
+)
 
 
 def write_error(path: Path, err: Exception, timeout: float) -> StoreError:

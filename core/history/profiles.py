@@ -44,7 +44,8 @@ def write_profile_dir(directory: str | Path, run_id: str, host: str, trace_gz: b
 
 
 def profile_zip(traces: dict[str, tuple[str, bytes]]) -> bytes:
-    """A .zip of log directories, one per run: {folder name: (host, gzipped trace)}; unzip, then tensorboard --logdir."""
+    """A .zip of log directories, one per run: {folder name: (host, gzipped trace)}; unzip, then tensorboard
+    --logdir."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
         for folder, (host, trace_gz) in traces.items():

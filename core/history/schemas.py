@@ -94,13 +94,33 @@ EPOCH = closed(
         "warmup": {"type": "boolean", "description": "true or false"},
         "gflops_per_second": number(0, MAX_RATE, nullable=True),
     },
-    required=("epoch", "train_loss", "train_accuracy", "test_loss", "test_accuracy", "train_seconds",
-              "eval_seconds", "samples_per_second", "warmup"),
-)  # fmt: skip
+    required=(
+        "epoch",
+        "train_loss",
+        "train_accuracy",
+        "test_loss",
+        "test_accuracy",
+        "train_seconds",
+        "eval_seconds",
+        "samples_per_second",
+        "warmup",
+    ),
+)
 SHORT_VALUE = {"type": _SCALAR, "maxLength": 100, "description": "a single short value"}
 # Version 1's config fields, all required; TrainConfig itself then checks each value.
-RUN_CONFIG_V1 = ("dataset", "model", "device", "epochs", "batch_size", "learning_rate", "optimizer", "seed",
-                 "execution", "train_subset", "hidden_units")  # fmt: skip
+RUN_CONFIG_V1 = (
+    "dataset",
+    "model",
+    "device",
+    "epochs",
+    "batch_size",
+    "learning_rate",
+    "optimizer",
+    "seed",
+    "execution",
+    "train_subset",
+    "hidden_units",
+)
 RUN_V1 = closed(
     {
         **ENVELOPE_V1,
@@ -240,16 +260,22 @@ RUN_V3 = closed(
     {
         **RUN_V2["properties"],
         "schema_version": {"const": 3, "description": "3"},
-        "config": closed({f.name: SHORT_VALUE for f in fields(TrainConfig)}, required=(*RUN_CONFIG_V1, "precision", "xla")),
+        "config": closed(
+            {f.name: SHORT_VALUE for f in fields(TrainConfig)}, required=(*RUN_CONFIG_V1, "precision", "xla")
+        ),
         "device": open_ended(
-            {"variables_on": text(nullable=True), "compute_dtype": text(nullable=True), "peak_dtype": text(nullable=True),
-             "jit_compile": {"type": "boolean", "description": "true or false"},
-             **{name: text() for name in ("node", "node_id")},
-             **{name: whole(1) for name in ("replicas", "global_batch_size")}}
+            {
+                "variables_on": text(nullable=True),
+                "compute_dtype": text(nullable=True),
+                "peak_dtype": text(nullable=True),
+                "jit_compile": {"type": "boolean", "description": "true or false"},
+                **{name: text() for name in ("node", "node_id")},
+                **{name: whole(1) for name in ("replicas", "global_batch_size")},
+            }
         ),
     },
     required=tuple(RUN_V1["required"]),
-)  # fmt: skip
+)
 
 # -- version 4: what the engine measured beside the epochs, a typed record (core.results.measurements) ----------
 EPOCH_V4 = closed(

@@ -270,5 +270,6 @@ def get_store(path: str | os.PathLike | None = None) -> Store:
 
 
 def attach(runner: Any, store: Store | None = None) -> None:
-    """Persist a Runner's jobs as the CLI does (core.history.recorder.attach); store None = get_store() at each start."""
+    """Persist a Runner's jobs as the CLI does (core.history.recorder.attach); store None = get_store() at each
+    start."""
     recorder.attach(runner, store, get_store)

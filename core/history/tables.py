@@ -25,7 +25,8 @@ RUN_COLUMNS = "run_id, status, schema_version, config, host, device, error, star
 SUMMARY_COLUMNS = (
     "run_id, started_at, json_extract(config, '$.dataset'), json_extract(config, '$.model'),"
     " json_extract(device, '$.requested'), json_extract(config, '$.device'), json_extract(device, '$.variables_on'),"
-    " json_extract(device, '$.name'), json_extract(config, '$.execution'), epochs_done, json_extract(config, '$.epochs'),"
+    " json_extract(device, '$.name'), json_extract(config, '$.execution'), epochs_done,"
+    " json_extract(config, '$.epochs'),"
     " json_extract(config, '$.batch_size'), final_test_accuracy, steady_epoch_seconds, status,"
     " json_extract(host, '$.hostname'), origin"
 )
@@ -47,9 +48,18 @@ def insert_running(
     db.execute(
         "INSERT INTO runs (run_id, status, schema_version, config, device, started_at, stored_at,"
         " owner_host, owner_pid, owner_token) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
-        (run_id, RunResult.schema_version, json.dumps(config), json.dumps({"requested": config.get("device")}),
-         started_at or utc_now(), utc_now(), socket.gethostname(), pid, token),
-    )  # fmt: skip
+        (
+            run_id,
+            RunResult.schema_version,
+            json.dumps(config),
+            json.dumps({"requested": config.get("device")}),
+            started_at or utc_now(),
+            utc_now(),
+            socket.gethostname(),
+            pid,
+            token,
+        ),
+    )
 
 
 def write(
@@ -79,10 +89,21 @@ def write_run(db: sqlite3.Connection, result: RunResult, origin: str) -> None:
         " config = excluded.config, host = excluded.host, device = excluded.device, error = excluded.error,"
         " started_at = excluded.started_at, finished_at = excluded.finished_at, measured = excluded.measured,"
         " owner_host = NULL, owner_pid = NULL, owner_token = NULL",
-        (result.run_id, result.status, result.schema_version, to_json(result.config), to_json(result.host),
-         to_json(result.device), result.error, result.started_at, result.finished_at, origin,
-         measured_json(result), utc_now()),
-    )  # fmt: skip
+        (
+            result.run_id,
+            result.status,
+            result.schema_version,
+            to_json(result.config),
+            to_json(result.host),
+            to_json(result.device),
+            result.error,
+            result.started_at,
+            result.finished_at,
+            origin,
+            measured_json(result),
+            utc_now(),
+        ),
+    )
     if result.trace:
         write_trace(db, result.run_id, result.trace)
     write_epochs(db, result.run_id, result.epochs)
@@ -120,11 +141,23 @@ def summary_row(row: tuple) -> HistoryRow:
     run_id, when, dataset, model, requested, configured, variables_on, name, execution, done, total = row[:11]
     batch, accuracy, steady, status, host, origin = row[11:]
     return HistoryRow(
-        run_id=run_id or "", when=when, dataset=dataset, model=model, device=requested or configured,
-        variables_on=variables_on, device_name=name, execution=execution_name(execution), epochs_done=done,
-        epochs_total=total, batch_size=batch,
-        final_test_accuracy=accuracy, steady_epoch_seconds=steady, status=status, host=host, origin=origin,
-    )  # fmt: skip
+        run_id=run_id or "",
+        when=when,
+        dataset=dataset,
+        model=model,
+        device=requested or configured,
+        variables_on=variables_on,
+        device_name=name,
+        execution=execution_name(execution),
+        epochs_done=done,
+        epochs_total=total,
+        batch_size=batch,
+        final_test_accuracy=accuracy,
+        steady_epoch_seconds=steady,
+        status=status,
+        host=host,
+        origin=origin,
+    )
 
 
 def write_epochs(db: sqlite3.Connection, run_id: str | None, epochs: Iterable[EpochMetrics]) -> None:
@@ -156,9 +189,19 @@ def write_record(
         " ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, payload = excluded.payload,"
         " started_at = excluded.started_at, finished_at = excluded.finished_at, error = excluded.error"
         " WHERE runs.kind = excluded.kind",
-        (run_id, kind, status, payload.get("schema_version", 1), to_json(payload), started, finished, error,
-         origin, utc_now()),
-    ).rowcount  # fmt: skip
+        (
+            run_id,
+            kind,
+            status,
+            payload.get("schema_version", 1),
+            to_json(payload),
+            started,
+            finished,
+            error,
+            origin,
+            utc_now(),
+        ),
+    ).rowcount
 
 
 def read_runs(rows: list[tuple], epoch_rows: Iterable[tuple[str, str]]) -> dict[str, RunResult]:

@@ -44,7 +44,8 @@ def _pair_sentence(base: str, other: str, base_rates: dict[int, float], other_ra
 
 
 def crossover_sentence(points: Iterable[SweepPoint]) -> str:
-    """Where each device overtakes the baseline (the first CPU), by each point's samples/s: 'GPU faster from batch 256.'"""
+    """Where each device overtakes the baseline (the first CPU), by each point's samples/s: 'GPU faster from batch
+    256.'"""
     rates: dict[str, dict[int, float]] = {}
     for p in points:
         rates.setdefault(p.device, {})

@@ -2,8 +2,8 @@
 
 Raw figures only: the device's roofs, a throwaway copy of the step timed at other batch sizes, the layers' products
 timed alone at the model's shapes, and a profiler trace's reading of a window of steps. What they mean (the line
-through two steps, its prediction of a third, the floors, the bound) is derived on read by core.analysis.why, never stored,
-so a stored file never freezes a day's formula. Runs written before schema version 4 kept these figures as loose
+through two steps, its prediction of a third, the floors, the bound) is derived on read by core.analysis.why, never
+stored, so a stored file never freezes a day's formula. Runs written before schema version 4 kept these figures as loose
 keys of their device info; from_device reads them back into this record.
 """
 

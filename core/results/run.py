@@ -1,7 +1,8 @@
 """A training run's result: a RunResult of EpochMetrics (each with its calls), as JSON with a schema version and pandas.
 
 Neither TensorFlow nor pandas is imported at load. What the engine measured beside the epochs is
-core.results.measurements; comparing runs (the speedup, the why, in words) is above this, in core.analysis.compare and core.analysis.why.
+core.results.measurements; comparing runs (the speedup, the why, in words) is above this, in core.analysis.compare and
+core.analysis.why.
 """
 
 from __future__ import annotations

@@ -23,9 +23,16 @@ BEFORE = {
     "point": N_("{what} before its first point; no point kept."),
 }
 ALL = (
-    KILLED, KILLED_OOM, EXITED, SILENT, NODE_LOST, NODE_SILENT, *NODE_SLOW.values(),
-    *(t for pair in AFTER.values() for t in pair), *BEFORE.values(),
-)  # fmt: skip
+    KILLED,
+    KILLED_OOM,
+    EXITED,
+    SILENT,
+    NODE_LOST,
+    NODE_SILENT,
+    *NODE_SLOW.values(),
+    *(t for pair in AFTER.values() for t in pair),
+    *BEFORE.values(),
+)
 
 
 def ended_early(what: str, unit: str, kept: int) -> str:

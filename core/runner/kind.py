@@ -46,7 +46,8 @@ def _alone(configs: list[Any], waiting: int = 1) -> bool:
 
 @dataclass(frozen=True)
 class Kind:
-    """A JobKind from functions: a bare job function is taken as Kind(job) (it admits all, warms nothing, runs alone)."""
+    """A JobKind from functions: a bare job function is taken as Kind(job) (it admits all, warms nothing, runs
+    alone)."""
 
     run: Callable[..., Any]
     admit: Callable[[Any], None] = _admit_all
@@ -63,6 +64,7 @@ def kind_of(config_type: type, given: JobKind | Callable[..., Any]) -> JobKind:
             pickle.dumps(crosses)
         except (pickle.PicklingError, AttributeError, TypeError):
             raise TypeError(
-                f"The job for {config_type.__name__} must be a module-level function, so a worker process can import it."
+                f"The job for {config_type.__name__} must be a module-level function,"
+                " so a worker process can import it."
             ) from None
     return kind

@@ -32,7 +32,8 @@ from core.runner.deltas import head
 from core.runner.protocol import Done, Ending, Lost, StopGrace, Stopped
 from core.states import State
 
-# Each poll takes the GIL from the training thread on the node: every 0.5 s costs ~1% of an epoch (bench/ray_overhead.py).
+# Each poll takes the GIL from the training thread on the node: every 0.5 s costs ~1% of an epoch
+# (bench/ray_overhead.py).
 POLL_SECONDS = 0.5
 STOP_CHECK_SECONDS = 0.05  # how often Stop is looked at between polls: a slow poll never slows a Stop
 START_TIMEOUT_S = 60.0  # the node has the resources free and the actor's process starts
@@ -90,7 +91,8 @@ class RemoteJob:
         threading.Thread(target=work, name="remote-job", daemon=True).start()
 
     def poll(self) -> tuple[list[Any], bytes | None, tuple | None]:
-        """The items finished since the last poll, the newest result with them (else None), and the ending once there is one."""
+        """The items finished since the last poll, the newest result with them (else None), and the ending once there is
+        one."""
         with self._lock:
             # Sent once: a poll every POLL_SECONDS that carried the whole result each time would cost the
             # node's CPU the very time it is measuring.
@@ -103,7 +105,8 @@ class RemoteJob:
 
 
 def point_as_asked(item: Any, config: Any) -> Any:
-    """A sweep's point under the device name the user gave ('node-b/cpu', not the node's own 'cpu'); an epoch as it is."""
+    """A sweep's point under the device name the user gave ('node-b/cpu', not the node's own 'cpu'); an epoch as it
+    is."""
     if not hasattr(item, "device") or not hasattr(config, "devices"):
         return item
     names = {device_name(d).local: d for d in config.devices}

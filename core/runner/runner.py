@@ -1,15 +1,14 @@
 """One training at a time: a first-come-first-served queue, each job in a worker process of its own.
 
-The queue belongs to no browser session: closing a tab or rerunning a script neither stops nor
-duplicates a run, and any session can find it again by its id. Jobs run in a worker process
-(core.runner.worker) that exits after its job, so this process's memory returns to its idle size; the
-next workers start once the job has ended and wait with TensorFlow imported (core.runner.pool: as many as a
-comparison has runs, where memory holds them). Listeners (the store) run here, in this process, on the
-events the worker sends back: one writer for the history.
+The queue belongs to no browser session: closing a tab or rerunning a script neither stops nor duplicates a run, and any
+session can find it again by its id. Jobs run in a worker process (core.runner.worker) that exits after its job, so this
+process's memory returns to its idle size; the next workers start once the job has ended and wait with TensorFlow
+imported (core.runner.pool: as many as a comparison has runs, where memory holds them). Listeners (the store) run here,
+in this process, on the events the worker sends back: one writer for the history.
 
-A comparison's runs, submitted as a group (submit_group), start together and take turns epoch by
-epoch, each in its own worker (core.runner.turns): still one training at a time, but both runs meet the
-same stretches of a machine's drift (a laptop heating up), not one stretch each.
+A comparison's runs, submitted as a group (submit_group), start together and take turns epoch by epoch, each in its own
+worker (core.runner.turns): still one training at a time, but both runs meet the same stretches of a machine's drift (a
+laptop heating up), not one stretch each.
 """
 
 from __future__ import annotations
@@ -104,8 +103,8 @@ class Runner:
         return self.submit_group([config], [run_id or uuid.uuid4().hex[:12]])[0]
 
     def submit_group(self, configs: list[Any], run_ids: list[str]) -> list[str]:
-        """Queue jobs side by side: they take turns (core.runner.turns) where their kind allows and memory holds them all
-        (local runs of one kind with fits_together), else one after another. admit() may refuse any: none queued."""
+        """Queue jobs side by side: they take turns (core.runner.turns) where their kind allows and memory holds them
+        all (local runs of one kind with fits_together), else one after another. admit() may refuse any: none queued."""
         for config in configs:
             if type(config) not in self._kinds:
                 raise TypeError(f"the runner cannot run a {type(config).__name__}")
@@ -113,7 +112,8 @@ class Runner:
         local = not any(getattr(c, "node", None) for c in configs) and len({type(c) for c in configs}) == 1
         fit = local and self._kinds[type(configs[0])].fits_together(configs, waiting=self._pool.size)
         group, turns = tuple(run_ids), len(configs) > 1 and fit
-        jobs = [Job(i, c, order=next(self._counter), group=group, takes_turns=turns) for c, i in zip(configs, run_ids, strict=True)]  # fmt: skip
+        pairs = zip(configs, run_ids, strict=True)
+        jobs = [Job(i, c, order=next(self._counter), group=group, takes_turns=turns) for c, i in pairs]
         with self._cond:
             for job in jobs:
                 self._jobs[job.run_id] = job
@@ -162,7 +162,7 @@ class Runner:
             self._changed.notify_all()
 
     def warm(self, timeout: float | None = None) -> bool:
-        """Block until the workers for the next job wait with TensorFlow imported (True), or timeout / one died (False)."""
+        """Block until the next job's workers wait with TensorFlow imported (True), or timeout / one died (False)."""
         return self._pool.wait_ready(timeout)
 
     def ready(self) -> bool:

@@ -1,4 +1,5 @@
-"""The worker process's own side (`python -m core.runner.serve FD`): warm up, say Ready, run the jobs the parent gives (one unless it gives the worker back), exit.
+"""The worker process's own side (`python -m core.runner.serve FD`): warm up, say Ready, run the jobs the parent gives
+(one unless it gives the worker back), exit.
 
 Its parent holds it as a core.runner.worker.Worker; what they say is core.runner.protocol. A module of its own, so
 `python -m` runs it without the package having imported it first.

@@ -53,8 +53,10 @@ class Worker:
     def _fresh(child) -> subprocess.Popen:
         return subprocess.Popen(
             [sys.executable, "-m", "core.runner.serve", str(child.fileno())],
-            pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, env=zygote.fresh_env(),
-        )  # fmt: skip
+            pass_fds=(child.fileno(),),
+            stdin=subprocess.DEVNULL,
+            env=zygote.fresh_env(),
+        )
 
     @property
     def pid(self) -> int:

@@ -25,104 +25,44 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections import deque
 from multiprocessing import reduction
 from multiprocessing.connection import Pipe
-from pathlib import Path
 
+from core.spawn.child import Child, fresh_env
 from core.spawn.messages import Exited, Fork, Forked, Import, Kill, Refused
 
-ROOT = Path(__file__).resolve().parents[2]
 # What imports may read (TensorFlow, Keras, NumPy and where modules and libraries are found): a zygote serves a parent
 # whose variables by these names are the ones it imported under. TF_CPP_* (C++ log levels; tf_setup sets one) aside.
-IMPORT_ENV = ("TF_", "KERAS_", "CUDA_", "XLA_", "NVIDIA_", "ROCM_", "HIP_", "TPU_", "PYTHON", "LD_", "OMP_", "KMP_",
-              "MKL_", "OPENBLAS_", "HOME", "TMPDIR", "PATH", "VIRTUAL_ENV")  # fmt: skip
+IMPORT_ENV = (
+    "TF_",
+    "KERAS_",
+    "CUDA_",
+    "XLA_",
+    "NVIDIA_",
+    "ROCM_",
+    "HIP_",
+    "TPU_",
+    "PYTHON",
+    "LD_",
+    "OMP_",
+    "KMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "HOME",
+    "TMPDIR",
+    "PATH",
+    "VIRTUAL_ENV",
+)
 # So that the zygote forks with one thread (core.spawn.forker._unsafe), its imports start none: NumPy's OpenBLAS pool,
 # pyarrow's jemalloc purger (pandas imports it). Its children train in TensorFlow's pools, started after the fork.
 ONE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "JE_ARROW_MALLOC_CONF": "background_thread:false"}
 USE_ENV = "TFDASH_ZYGOTE"  # "0": every worker a fresh interpreter (to compare, or where a fork misbehaves)
 
 
-def fresh_env(env: dict[str, str] | None = None) -> dict[str, str]:
-    """An environment (this process's by default) for a fresh interpreter of the project: the project importable."""
-    env = dict(os.environ if env is None else env)
-    return dict(env, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
-
-
 def import_env(env: dict[str, str]) -> dict[str, str]:
     """The part of an environment a zygote's imports may have read."""
     return {k: v for k, v in env.items() if k.startswith(IMPORT_ENV) and not k.startswith("TF_CPP_")}
-
-
-class Child:
-    """A program forked by the zygote, held as a subprocess.Popen is: pid, poll(), wait(timeout), kill(). Where the
-    zygote refused the fork (core.spawn.forker._unsafe), a fresh interpreter runs the program instead, held the same."""
-
-    def __init__(self, zygote: Zygote, fork: Fork, descriptors: tuple[int, ...]) -> None:
-        self._zygote = zygote
-        self._fork = fork
-        self._kept = tuple(os.dup(fd) for fd in descriptors)  # until answered: a refused fork starts fresh with them
-        self._pid: int | None = None
-        self._fresh: subprocess.Popen | None = None
-        self._code: int | None = None
-        self._killed = False
-
-    @property
-    def returncode(self) -> int | None:
-        return self._fresh.returncode if self._fresh else self._code
-
-    def _answered(self) -> bool:
-        return self._pid is not None or self._fresh is not None or self._code is not None
-
-    @property
-    def pid(self) -> int:
-        """The child's pid, once the zygote has forked it or refused to (0 if it never started)."""
-        with self._zygote.cond:
-            self._zygote.cond.wait_for(self._answered)
-            return self._fresh.pid if self._fresh else (self._pid or 0)
-
-    def poll(self) -> int | None:
-        return self._fresh.poll() if self._fresh else self._code
-
-    def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._zygote.cond:
-            ended = self._zygote.cond.wait_for(lambda: self._code is not None or self._fresh is not None, timeout)
-        if self._fresh is not None:
-            return self._fresh.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        if not ended:
-            raise subprocess.TimeoutExpired("a forked program", timeout or 0)
-        return self._code  # type: ignore[return-value]
-
-    def kill(self) -> None:
-        with self._zygote.cond:
-            self._killed = True
-            pid = self._pid if self._code is None else None
-            fresh = self._fresh
-        if fresh:
-            fresh.kill()
-        elif pid:
-            self._zygote.send(Kill(pid))
-
-    def _start_fresh(self) -> None:
-        """Under the zygote's lock: `python -m` the program as a fresh interpreter, on the descriptors it was given."""
-        fork, kept, pipe = self._fork, self._kept, int(self._fork.pipe)
-        if self._killed:
-            self._code = -signal.SIGKILL
-            return
-        argv = [sys.executable, "-m", fork.module, *fork.args, *map(str, kept[:pipe])]
-        names = ("stdin", "stdout", "stderr")
-        stdio = dict(zip(names, kept[pipe:], strict=True)) if fork.stdio else {"stdin": subprocess.DEVNULL}
-        try:
-            self._fresh = subprocess.Popen(argv, cwd=fork.cwd, env=fresh_env(fork.env), pass_fds=kept[:pipe], **stdio)
-        except OSError:
-            self._code = 1  # as a program that could not start: its parent's next read says it has gone
-
-    def _release(self) -> None:
-        for fd in self._kept:
-            os.close(fd)
-        self._kept = ()
 
 
 class Zygote:
@@ -142,8 +82,10 @@ class Zygote:
         self.conn, theirs = Pipe()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "core.spawn.forker", str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env={**ONE_THREAD_ENV, **fresh_env()},
-        )  # fmt: skip
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            env={**ONE_THREAD_ENV, **fresh_env()},
+        )
         theirs.close()
         threading.Thread(target=self._read, name="zygote-reader", daemon=True).start()
 

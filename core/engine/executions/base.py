@@ -1,4 +1,5 @@
-"""What every execution mode shares: the run's batch order, the optimizer, the XLA choice, the interface train() drives."""
+"""What every execution mode shares: the run's batch order, the optimizer, the XLA choice, the interface train()
+drives."""
 
 from __future__ import annotations
 
@@ -84,7 +85,8 @@ class Execution:
         raise NotImplementedError
 
     def train_epoch(self, should_stop: StopCheck) -> tuple[float, float]:
-        """Train one epoch; (mean batch loss, accuracy), with self.marks refilled. Raises Cancelled; the epoch is then discarded."""
+        """Train one epoch; (mean batch loss, accuracy), with self.marks refilled. Raises Cancelled; the epoch is then
+        discarded."""
         raise NotImplementedError
 
     def evaluate(self, should_stop: StopCheck) -> tuple[float, float]:
