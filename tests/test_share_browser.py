@@ -89,7 +89,7 @@ def open_page(browser, url: str):  # noqa: F811 - `browser` is test_browser's fi
     page.on("pageerror", lambda err: errors.append(str(err)))
     page.goto(url)
     expect(page.get_by_role("button", name="Quick demo")).to_be_visible(timeout=60_000)
-    wait_until_idle(page, timeout=120)  # a viewer's page polls: on a loaded CI machine a quiet second took over 60 s
+    wait_until_idle(page)
     return page, errors
 
 
