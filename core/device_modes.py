@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core import device_kinds
+from core import backends
 from core.axes import AXES, Comparison
 from core.config import EXECUTIONS, ConfigError, TrainConfig
 from core.device_spec import device_name
@@ -116,8 +116,8 @@ def plan(
 ) -> list[TrainConfig]:
     """The validated configs to submit for `mode_key`, or along `comparison`'s axis on that mode's device.
 
-    ConfigError (one sentence, nothing queued) if a setting is bad, a device absent, or a device's kind
-    cannot run a precision or XLA choice (core.device_kinds).
+    ConfigError (one sentence, nothing queued) if a setting is bad, a device absent, or a device's backend
+    cannot run a precision or XLA choice (core.backends).
     """
     by_key = {m.key: m for m in modes(hardware)}
     mode = by_key.get(mode_key)
@@ -147,5 +147,5 @@ def plan(
         host = (
             next((n.get("host") or {} for n in hardware.nodes if n.get("name") == node), {}) if node else hardware.host
         )
-        device_kinds.check(config.device, config.precision, config.xla, host)
+        backends.check(config.device, config.precision, config.xla, host)
     return configs

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core import device_kinds
+from core import backends
 from core.cluster import messages
 from core.cluster.connect import ADDRESS_ENV
 from core.engine.devices import GPU_ADVICE
@@ -218,8 +218,8 @@ def host_rows(hardware: Hardware) -> list[tuple[str, str]]:
         capability = (
             _(", compute capability {cc}").format(cc=gpu["compute_capability"]) if gpu.get("compute_capability") else ""
         )
-        kind, _how = device_kinds.kind_of(f"gpu:{gpu['index']}", h)
-        through = "" if kind.name == "cuda" else f" ({kind.label})"  # CUDA's is said under Built with
+        backend, _how = backends.backend_of(f"gpu:{gpu['index']}", h)
+        through = "" if backend.name == "cuda" else f" ({backend.label})"  # CUDA's is said under Built with
         rows.append((f"GPU:{gpu['index']}", f"{gpu['name']}{through}{capability}{memory}"))
     if not hardware.gpus:
         rows.append(("GPU", _("none found. {advice}").format(advice=_(GPU_ADVICE))))

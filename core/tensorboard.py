@@ -141,9 +141,9 @@ def experiment(results: list[RunResult]) -> bytes:
     infos = b""
     for k in dict.fromkeys(k for h in held for k in h):
         values = [h.get(k) for h in held]
-        kind = 3 if all(isinstance(v, int | float) for v in values if v is not None) else 1  # FLOAT64, else STRING
+        data_type = 3 if all(isinstance(v, int | float) for v in values if v is not None) else 1  # FLOAT64, else STRING
         differs = _varint(7 << 3) + b"\x01" if len({repr(v) for v in values}) > 1 else b""
-        infos += _field(4, _field(1, k) + _enum(4, kind) + differs)
+        infos += _field(4, _field(1, k) + _enum(4, data_type) + differs)
     metrics = b"".join(_field(5, _field(1, _field(2, tag)) + _field(3, said)) for tag, said in METRICS)
     return _field(2, infos + metrics)
 

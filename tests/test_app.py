@@ -194,8 +194,8 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     assert race["color"]["scale"]["domain"] == series
     for name, result in zip(series, results, strict=True):
         mine = [r for r in race_rows if r["series"] == name]
-        assert len([r for r in mine if r["kind"] == "train"]) == sum(len(e.calls) for e in result.epochs) > epochs
-        test = [r for r in mine if r["kind"] == "test"]
+        assert len([r for r in mine if r["split"] == "train"]) == sum(len(e.calls) for e in result.epochs) > epochs
+        test = [r for r in mine if r["split"] == "test"]
         # An MLP on 30,000 Fashion-MNIST images: well above chance (10%) after one epoch.
         assert len(test) == epochs and min(r["accuracy"] for r in test) > 0.6
         times = [r["seconds"] for r in mine]  # in time order (calls record 4 decimals): a race
@@ -253,7 +253,7 @@ def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cp
     assert sum("test images:" in c.value for c in at.caption) == 3
 
     downloads = [b.label for b in at.download_button]
-    runs_files = [f"{name} · {kind}" for name in series for kind in ("JSON", "trace (TensorBoard)")]
+    runs_files = [f"{name} · {fmt}" for name in series for fmt in ("JSON", "trace (TensorBoard)")]
     assert downloads == [*runs_files, "All epochs · CSV"]  # each run's file, and its profiler trace for TensorBoard
     # Show code: the venv's python, and one script per run, in its own execution mode.
     codes = [c.value for c in at.code]

@@ -104,7 +104,7 @@ def test_epoch_time_chart_groups_bars_by_run_and_marks_the_warmup_epoch(frame):
     assert enc["opacity"]["condition"]["test"] == "datum.warmup"
     assert "warm-up" in enc["x"]["axis"]["labelExpr"]
     data = rows(spec)
-    assert {r["kind"] for r in data if r["warmup"]} == {"warm-up (epoch 1 includes compilation)"}  # its tooltip
+    assert {r["phase"] for r in data if r["warmup"]} == {"warm-up (epoch 1 includes compilation)"}  # its tooltip
     assert [r["seconds"] for r in data if r["series"] == "GPU:0"] == [2.0, 0.1, 0.1]
     assert [r["warmup"] for r in data if r["series"] == "CPU"] == [True, False, False]
     # The tallest bar inside the plot, clear of its top; the legend above the plot, not in room left over the bars.
@@ -194,8 +194,8 @@ def test_race_chart_puts_training_seconds_on_x_with_every_call_and_a_target_line
     assert train["encoding"]["x"]["axis"]["labelExpr"] == "datum.value == 0 ? [datum.label, 'warm-up'] : datum.label"
     assert hover["mark"]["type"] == "rule" and hover["encoding"]["tooltip"][1]["title"] == "CPU"
     assert train["encoding"]["x"]["field"] == "seconds" and train["encoding"]["y"]["field"] == "accuracy"
-    assert {"filter": "datum.kind == 'train'"} in train["transform"]
-    assert {"filter": "datum.kind == 'test'"} in test["transform"]
+    assert {"filter": "datum.split == 'train'"} in train["transform"]
+    assert {"filter": "datum.split == 'test'"} in test["transform"]
     # The target line is named on the y axis beside it, in bold: "target" over "80%"; no text mark in the plot.
     assert rule["mark"]["type"] == "rule" and not [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
     axis = train["encoding"]["y"]["axis"]
@@ -203,9 +203,9 @@ def test_race_chart_puts_training_seconds_on_x_with_every_call_and_a_target_line
     assert axis["labelFontWeight"]["condition"]["value"] == "bold"
     # Every test point and every training point after epoch 1 inside the axis; the top clear of the highest.
     bottom, top = train["encoding"]["y"]["scale"]["domain"]
-    held = points[(points.kind == "test") | (points.epoch > 1)]["accuracy"]
+    held = points[(points.split == "test") | (points.epoch > 1)]["accuracy"]
     assert bottom <= held.min() and held.max() < top
-    assert len(points[points.kind == "train"]) == 8 and len(points[points.kind == "test"]) == 2
+    assert len(points[points.split == "train"]) == 8 and len(points[points.split == "test"]) == 2
     assert list(points["seconds"]) == sorted(points["seconds"])
     assert train["encoding"]["color"]["legend"]["orient"] == "top"
 

@@ -65,7 +65,7 @@ def test_the_race_adds_the_epoch_in_progress_after_the_finished_ones():
     run = RunResult(config={}, host={}, device={}, status="running", epochs=[done])
     later = CallPoint(seconds=2.0, samples=300, steps=20, call_seconds=0.4, train_loss=0.4, train_accuracy=0.85)
     rows = compare.race_points(run, EpochInProgress(2, (later,)))
-    assert [(r["epoch"], r["kind"], r["seconds"]) for r in rows] == [
+    assert [(r["epoch"], r["split"], r["seconds"]) for r in rows] == [
         (1, "train", 1.0),
         (1, "test", 1.5),
         (2, "train", 2.0),

@@ -160,6 +160,6 @@ def test_time_to_accuracy_is_said_by_the_cli_summary_and_readable_from_the_expor
 def test_race_points_put_calls_and_epochs_on_one_clock(runs):
     rows = compare.race_points(runs["keras-fit-spe"])
     assert [r["seconds"] for r in rows] == sorted(r["seconds"] for r in rows)
-    tests = [r for r in rows if r["kind"] == "test"]
+    tests = [r for r in rows if r["split"] == "test"]
     assert [r["accuracy"] for r in tests] == [e.test_accuracy for e in runs["keras-fit-spe"].epochs]
     assert tests[-1]["samples"] == 9_000

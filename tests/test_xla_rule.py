@@ -33,6 +33,6 @@ def test_the_engine_does_what_the_rule_says(execution, model):
     on_cpu = execution == "multi-step-loop" and model in ("softmax", "mlp")  # the rule's words, read as a table
     assert jit_compile_for("cpu", model, "auto", {}, execution) is on_cpu
     assert jit_compile_for("gpu:0", model, "auto", {}, execution) is True  # a CUDA GPU, as a host without a name is
-    metal = {"gpus": [{"index": 0, "name": "Apple M2", "kind": "metal"}]}
+    metal = {"gpus": [{"index": 0, "name": "Apple M2", "backend": "metal"}]}
     assert jit_compile_for("gpu:0", model, "auto", metal, execution) is False
     assert jit_compile_for("cpu", model, "off", {}, execution) is False

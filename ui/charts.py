@@ -126,7 +126,7 @@ def accuracy_chart(frame: pd.DataFrame, epochs_total: int | None = None, smoothi
 def race_frame(points: Sequence[Sequence[dict]], labels: Sequence[str]) -> pd.DataFrame:
     """Several runs' core.analysis.compare.race_points as one table with a 'series' column."""
     rows = [{**p, "series": label} for run, label in zip(points, labels, strict=True) for p in run]
-    return pd.DataFrame(rows, columns=["series", "epoch", "seconds", "samples", "accuracy", "loss", "kind"])
+    return pd.DataFrame(rows, columns=["series", "epoch", "seconds", "samples", "accuracy", "loss", "split"])
 
 
 def race_floor(data: pd.DataFrame) -> float:
@@ -135,8 +135,8 @@ def race_floor(data: pd.DataFrame) -> float:
     Epoch 1's first calls start near chance; an axis down to them would flatten the finish, where the runs differ,
     so they rise into the plot from below, inside the shaded warm-up (its axis' tick 0 says warm-up).
     """
-    test = data.loc[data["kind"] == "test", "accuracy"]
-    steady = data.loc[(data["kind"] == "train") & (data["epoch"] > 1), "accuracy"]
+    test = data.loc[data["split"] == "test", "accuracy"]
+    steady = data.loc[(data["split"] == "train") & (data["epoch"] > 1), "accuracy"]
     if not len(test):
         return max(0.0, float(data["accuracy"].min())) if len(data) else 0.0
     low = min(float(test.min()) - RACE_MARGIN, float(steady.min()) - 0.01 if len(steady) else 1.0)
@@ -150,8 +150,8 @@ def race_chart(points: pd.DataFrame, target: float | None = None, smoothing: flo
     accuracy at each epoch's end. target: a dotted rule at that accuracy, named on the y axis. smoothing: the
     training line's, as TensorBoard's. Epoch 1 (compiling) is shaded; hovering reads every run at that moment.
     """
-    data = points.assign(data=points["kind"].map({"test": _("Test"), "train": _("Train")}))
-    data = chart_aids.smoothed(data, "accuracy", smoothing, data["kind"] == "train")
+    data = points.assign(data=points["split"].map({"test": _("Test"), "train": _("Train")}))
+    data = chart_aids.smoothed(data, "accuracy", smoothing, data["split"] == "train")
     floor = race_floor(data)
     domain = chart_axes.accuracy_domain(data.loc[data["accuracy"] >= floor, "accuracy"], floor)
     if target is not None and not domain[0] <= target <= domain[1]:
@@ -172,8 +172,8 @@ def race_chart(points: pd.DataFrame, target: float | None = None, smoothing: flo
             alt.Tooltip("accuracy:Q", title=_("Accuracy"), format=".2%"),
         ],
     )
-    train = base.transform_filter("datum.kind == 'train'").mark_line(strokeWidth=2.5, strokeDash=[7, 5], clip=True)
-    test = base.transform_filter("datum.kind == 'test'").mark_line(
+    train = base.transform_filter("datum.split == 'train'").mark_line(strokeWidth=2.5, strokeDash=[7, 5], clip=True)
+    test = base.transform_filter("datum.split == 'test'").mark_line(
         point=alt.OverlayMarkDef(size=90, filled=True, clip=True), strokeWidth=3.5, clip=True
     )
     layers = [*chart_aids.warmup_layers(data, x), train, test]
@@ -182,7 +182,7 @@ def race_chart(points: pd.DataFrame, target: float | None = None, smoothing: flo
         layers.append(alt.Chart(mark).mark_rule(color=INK, strokeDash=[2, 3], strokeWidth=2).encode(y="accuracy:Q"))
     if len(data):
         rows = chart_aids.readout(
-            data, "seconds", {_("training"): data["kind"] == "train", _("test"): data["kind"] == "test"}
+            data, "seconds", {_("training"): data["split"] == "train", _("test"): data["split"] == "test"}
         )
         layers.append(chart_aids.readout_layer(rows, x, list(dict.fromkeys(data["series"])), "Training seconds", ".1f"))
     return _style(alt.layer(*layers), _("Accuracy against the clock"), _("solid = test set, dashed = training set"))
@@ -193,7 +193,7 @@ def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> al
     tooltip says it includes compilation); the legend above the plot, as the race's."""
     data = frame[["series", "epoch", "train_seconds", "warmup"]].rename(columns={"train_seconds": "seconds"})
     warm = _("warm-up ({note})").format(note=_(WARMUP_NOTE))
-    data = data.assign(kind=data["warmup"].map({True: warm, False: _("steady state")}))
+    data = data.assign(phase=data["warmup"].map({True: warm, False: _("steady state")}))
     top = float(data["seconds"].max()) if len(data) else 1.0
     # The tallest bar inside the plot, its top clear of the frame.
     scale = alt.Scale(domain=[0, top * (1 + chart_axes.HEADROOM)], nice=False)
@@ -216,7 +216,7 @@ def epoch_time_chart(frame: pd.DataFrame, epochs_total: int | None = None) -> al
                 alt.Tooltip("series:N", title=_("Run")),
                 alt.Tooltip("epoch:O", title=_("Epoch")),
                 alt.Tooltip("seconds:Q", title=_("Seconds"), format=".3f"),
-                alt.Tooltip("kind:N", title=_("Epoch kind")),
+                alt.Tooltip("phase:N", title=_("Epoch phase")),
             ],
         )
     )

@@ -105,16 +105,16 @@ async def sign_in(path: str, query: list[tuple[str, str]], send: Any) -> None:
     await send({"type": "http.response.body", "body": b""})
 
 
-async def refuse(send: Any, sentence: str, kind: str = "http") -> None:
-    """403 with one sentence; the request's body is never read. kind "websocket.http": a websocket's handshake."""
+async def refuse(send: Any, sentence: str, protocol: str = "http") -> None:
+    """403 with one sentence; the request's body is never read. protocol "websocket.http": a websocket's handshake."""
     body = (sentence + "\n").encode()
     headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
-    await send({"type": f"{kind}.response.start", "status": 403, "headers": headers})
-    await send({"type": f"{kind}.response.body", "body": body})
+    await send({"type": f"{protocol}.response.start", "status": 403, "headers": headers})
+    await send({"type": f"{protocol}.response.body", "body": body})
 
 
 async def refuse_websocket(scope: dict, send: Any, sentence: str) -> None:
     """403 to a websocket's handshake, with the sentence where the server can send a body (ASGI's denial response)."""
     if "websocket.http.response" in scope.get("extensions", {}):
-        return await refuse(send, sentence, kind="websocket.http")
+        return await refuse(send, sentence, protocol="websocket.http")
     await send({"type": "websocket.close", "code": 1008})  # before accept: the server answers the handshake 403

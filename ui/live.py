@@ -32,9 +32,9 @@ def group_ids(runner: Runner, run_id: str) -> list[str]:
     return list(status.group) if status is not None else [run_id]
 
 
-def active_group(runner: Runner, kind: type = TrainConfig, jobs: Sequence[JobStatus] | None = None) -> list[str]:
-    """The group of the first running or queued job of config type `kind`, or [] when there is none."""
-    active = [j for j in (runner.jobs() if jobs is None else jobs) if isinstance(j.config, kind)]
+def active_group(runner: Runner, config_type: type = TrainConfig, jobs: Sequence[JobStatus] | None = None) -> list[str]:
+    """The group of the first running or queued job of config type `config_type`, or [] when there is none."""
+    active = [j for j in (runner.jobs() if jobs is None else jobs) if isinstance(j.config, config_type)]
     return group_ids(runner, active[0].run_id) if active else []
 
 

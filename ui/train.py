@@ -10,7 +10,7 @@ from functools import partial
 
 import streamlit as st
 
-from core import device_kinds, device_modes, hardware_check, i18n, snippet
+from core import backends, device_modes, hardware_check, i18n, snippet
 from core.cluster import messages as cluster_messages
 from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
@@ -81,7 +81,7 @@ def plan_ui(mode: device_modes.Mode, hw: hardware_check.Hardware) -> list[TrainC
         st.error(str(err))
         return None
     for device, precision in dict.fromkeys((c.device, c.precision) for c in configs):
-        if note := device_kinds.slow_note(device, precision, hw.host):
+        if note := backends.slow_note(device, precision, hw.host):
             st.caption(
                 _("{precision} on {device}: {note}.").format(precision=precision, device=device.upper(), note=note)
             )

@@ -263,7 +263,7 @@ def default_target(results: list[RunResult]) -> float | None:
 def race_points(result: RunResult, in_progress: EpochInProgress | None = None) -> list[dict[str, Any]]:
     """The race against the clock: accuracy against cumulative training seconds, per call (train) and per epoch (test).
 
-    Rows {"epoch", "seconds", "samples", "accuracy", "loss", "kind"}, kind "train" for each call's running training
+    Rows {"epoch", "seconds", "samples", "accuracy", "loss", "split"}, split "train" for each call's running training
     accuracy, "test" for each epoch's test accuracy at the epoch's end; in time order. in_progress: a running job's
     epoch still training, whose calls so far come last (the line moves within a long epoch).
     """
@@ -272,7 +272,7 @@ def race_points(result: RunResult, in_progress: EpochInProgress | None = None) -
         rows += [_call_row(e.epoch, c) for c in e.calls]
         elapsed += e.train_seconds
         samples = e.calls[-1].samples if e.calls else samples + round(e.samples_per_second * e.train_seconds)
-        test = dict(seconds=elapsed, samples=samples, accuracy=e.test_accuracy, loss=e.test_loss, kind="test")
+        test = dict(seconds=elapsed, samples=samples, accuracy=e.test_accuracy, loss=e.test_loss, split="test")
         rows.append(dict(epoch=e.epoch, **test))
     if in_progress is not None and in_progress.epoch == len(result.epochs) + 1:  # else it finished meanwhile
         rows += [_call_row(in_progress.epoch, c) for c in in_progress.calls]
@@ -281,5 +281,5 @@ def race_points(result: RunResult, in_progress: EpochInProgress | None = None) -
 
 def _call_row(epoch: int, c) -> dict[str, Any]:
     return dict(
-        epoch=epoch, seconds=c.seconds, samples=c.samples, accuracy=c.train_accuracy, loss=c.train_loss, kind="train"
+        epoch=epoch, seconds=c.seconds, samples=c.samples, accuracy=c.train_accuracy, loss=c.train_loss, split="train"
     )

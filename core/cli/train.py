@@ -171,7 +171,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def xla_said(config: TrainConfig) -> str:
-    """'XLA on (auto)': what the run's xla setting becomes on its device (a node's own kind decides there)."""
+    """'XLA on (auto)': what the run's xla setting becomes on its device (a node's own backend decides there)."""
     if config.node:
         return f"XLA {config.xla}" + (f" (as {config.node}'s device decides)" if config.xla == "auto" else "")
     from core.engine import devices

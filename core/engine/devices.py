@@ -8,7 +8,7 @@ import socket
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
-from core import device_kinds
+from core import backends
 from core.config import parse_device
 from core.device_spec import DeviceSpec
 from core.engine.tf_setup import tf
@@ -31,7 +31,7 @@ class GpuInfo:
     name: str
     compute_capability: str | None
     memory_mb: int | None
-    kind: str = "cuda"  # core.device_kinds: cuda, metal (Apple's PluggableDevice) or pluggable
+    backend: str = "cuda"  # core.backends: cuda, metal (Apple's PluggableDevice) or pluggable
 
 
 @dataclass(frozen=True)
@@ -108,13 +108,13 @@ def gpu_info(index: int, details: dict, build: dict, platform_name: str) -> GpuI
     """
     cc = details.get("compute_capability")
     name = details.get("device_name") or f"GPU {index}"
-    kind = device_kinds.gpu_kind(name, cc, build.get("cuda_version"), platform_name)
+    backend = backends.gpu_backend(name, cc, build.get("cuda_version"), platform_name)
     return GpuInfo(
         index=index,
         name=name,
         compute_capability=f"{cc[0]}.{cc[1]}" if cc else None,
-        memory_mb=_gpu_total_memory_mb(index) if kind == "cuda" else None,
-        kind=kind,
+        memory_mb=_gpu_total_memory_mb(index) if backend == "cuda" else None,
+        backend=backend,
     )
 
 

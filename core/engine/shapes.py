@@ -26,13 +26,13 @@ _lock = threading.Lock()
 
 
 def _products(model, batch: int):
-    """(kind, input shape with batch, kernel, layer, needs the input's gradient) for each weighted layer, in order."""
+    """(layer type, input shape with batch, kernel, layer, needs the input's gradient) per weighted layer, in order."""
     shape, found, weights_before = (batch, *tuple(model.inputs[0].shape)[1:]), [], False
     for layer in model.layers:
         out = (batch, *tuple(layer.compute_output_shape(shape))[1:])
-        kind = type(layer).__name__
-        if kind in PRODUCTS:
-            found.append((kind, tuple(int(d) for d in shape), tuple(layer.kernel.shape), layer, weights_before))
+        layer_type = type(layer).__name__
+        if layer_type in PRODUCTS:
+            found.append((layer_type, tuple(int(d) for d in shape), tuple(layer.kernel.shape), layer, weights_before))
         weights_before = weights_before or bool(layer.trainable_weights)
         shape = out
     return found
@@ -99,10 +99,10 @@ def benchmark(model, batches: tuple[int, int], tf_device: str, dtype: str = "flo
         def run(xs, repeats):
             def body(i, acc):
                 total = acc
-                for (kind, _, _, layer, needs_dx), x, kernel in zip(products, xs, kernels, strict=True):
+                for (layer_type, _, _, layer, needs_dx), x, kernel in zip(products, xs, kernels, strict=True):
                     with t.GradientTape() as tape:
                         tape.watch([x, kernel])
-                        y = PRODUCTS[kind](t, x, kernel, layer)
+                        y = PRODUCTS[layer_type](t, x, kernel, layer)
                     grads = tape.gradient(y, [kernel, x] if needs_dx else [kernel], output_gradients=t.ones_like(y))
                     # One element of each result keeps every product alive (none is pruned), at no cost.
                     total += t.cast(t.reshape(y, [-1])[0], t.float32)

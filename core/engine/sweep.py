@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from core import device_kinds
+from core import backends
 from core.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
 from core.engine import data as datasets
 from core.engine import devices, limits, models, traffic
@@ -168,8 +168,8 @@ def _model_info(config: SweepConfig) -> dict[str, Any]:
 def _sweep_device(config, name: str, tf_device: str, data, result: SweepResult, on_point, stop: StopCheck) -> None:
     """Every batch size on one device; from the first out-of-memory on, the larger ones are failed points."""
     t = tf()
-    # The device's kind decides what xla="auto" means and refuses what it cannot run, in one sentence.
-    device_kinds.check(name, config.precision, config.xla, result.host)
+    # The device's backend decides what xla="auto" means and refuses what it cannot run, in one sentence.
+    backends.check(name, config.precision, config.xla, result.host)
     jit_compile = jit_compile_for(name, config.model, config.xla, result.host, "multi-step-loop")
     result.devices[name] = {
         "requested": name,

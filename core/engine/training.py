@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core import device_kinds
+from core import backends
 from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine import devices, executions, flops, learned, load, models, timeline, traffic
@@ -102,8 +102,8 @@ def _run(result: RunResult, config: TrainConfig, hooks: Hooks, measurements: boo
     tf_device = devices.resolve(config.device_spec)
     result.device = device_record(config, tf_device)  # where it was asked to run: kept if the set-up fails
     data = datasets.load(config.dataset, config.train_subset, config.seed)
-    # The device's kind decides what xla="auto" means and refuses what it cannot run, in one sentence.
-    device_kinds.check(config.device, config.precision, config.xla, result.host)
+    # The device's backend decides what xla="auto" means and refuses what it cannot run, in one sentence.
+    backends.check(config.device, config.precision, config.xla, result.host)
     jit_compile = jit_compile_for(config.device, config.model, config.xla, result.host, config.execution)
     mirrored = devices.replicas(config.device_spec)
     strategy = tf().distribute.MirroredStrategy(devices=mirrored) if mirrored else None

@@ -72,11 +72,11 @@ def _hlo_ops(space) -> dict[str, tuple[str, str, str]]:
 
 @dataclass(frozen=True)
 class Span:
-    """One event on the timeline, in picoseconds since the epoch; kind is an OPS name, or the event's name."""
+    """One event on the timeline, in picoseconds since the epoch; category is an OPS name, or the event's name."""
 
     start: int
     end: int
-    kind: str
+    category: str
 
 
 def _stats(plane, event) -> dict[str, object]:
@@ -90,7 +90,7 @@ def _stats(plane, event) -> dict[str, object]:
     return out
 
 
-def _op_kind(plane, name: str, event, hlo: dict, device: bool) -> str | None:
+def _op_category(plane, name: str, event, hlo: dict, device: bool) -> str | None:
     """The OPS category of an event that is an op, else None."""
     if device:  # a GPU's stream: every kernel and copy is device work
         stats = _stats(plane, event)
@@ -133,30 +133,30 @@ def timeline(space) -> tuple[list[Span], list[Span], list[int], bool]:
                 if e.duration_ps <= 0:
                     continue
                 # On a GPU the device's planes hold the ops; the host's op events are it launching them.
-                kind = _op_kind(plane, name, e, hlo, device) if device or not gpu else None
-                if kind is not None:
-                    ops.append(Span(start, start + e.duration_ps, kind))
+                found = _op_category(plane, name, e, hlo, device) if device or not gpu else None
+                if found is not None:
+                    ops.append(Span(start, start + e.duration_ps, found))
                 elif python or (gpu and not device and TF_OP.match(name)):
                     host.append(Span(start, start + e.duration_ps, "launch" if not python else name))
     return ops, host, sorted(marks), bool(gpu)
 
 
-def _gap_kind(events: list[Span]) -> str:
+def _gap_category(events: list[Span]) -> str:
     """What the host was doing in a gap, from its open events: launching (a GPU's host-side ops), inside a function's
     execution (the runtime between ops), waiting for results (sync), in another TensorFlow call (dispatch), or none."""
-    names = [e.kind for e in events]
+    names = [e.category for e in events]
     if "launch" in names:
         return "launch"
     if any(n.startswith(EXECUTING) or n.startswith("__inference") for n in names):
         return "runtime"
     if not names:
         return "python"
-    innermost = max(events, key=lambda e: (e.start, -e.end)).kind
+    innermost = max(events, key=lambda e: (e.start, -e.end)).category
     return "sync" if innermost.startswith(SYNCING) else "dispatch"
 
 
 def split(ops: list[Span], host: list[Span], start: int, end: int) -> dict[str, float]:
-    """Seconds of [start, end] (picoseconds) by OPS category and by GAPS kind: they partition the window."""
+    """Seconds of [start, end] (picoseconds) by OPS category and by GAPS category: they partition the window."""
     edges = []
     for i, e in enumerate(ops):
         if e.end > start and e.start < end:
@@ -174,16 +174,16 @@ def split(ops: list[Span], host: list[Span], start: int, end: int) -> dict[str, 
             seconds = (at - now) / 1e12
             running = sum(active.values())
             if running:
-                for kind, count in active.items():
-                    totals[kind] += seconds * count / running
+                for label, count in active.items():
+                    totals[label] += seconds * count / running
             else:
-                totals[_gap_kind(list(open_host.values()))] += seconds
+                totals[_gap_category(list(open_host.values()))] += seconds
             now = at
         if what in (1, -1):
-            kind = ops[i].kind
-            active[kind] = active.get(kind, 0) + what
-            if not active[kind]:
-                del active[kind]
+            label = ops[i].category
+            active[label] = active.get(label, 0) + what
+            if not active[label]:
+                del active[label]
         elif what == 2:
             open_host[i] = host[i]
         elif what == -2:

@@ -117,13 +117,13 @@ def check_values(value: Any) -> None:
     stack: list[tuple[Any, Any, int]] = [(value, None, 1)]  # (value, its (parent, key), its nesting depth)
     while stack:
         item, place, depth = stack.pop()
-        kind = type(item)
-        if kind is float and not math.isfinite(item):
+        of_type = type(item)
+        if of_type is float and not math.isfinite(item):
             said = _("{where} is {value}, too large to be a measurement; every number must be finite.")
             raise RunFileError(said.format(where=_path(place), value=item))
-        if kind is int and abs(item) > 2**63:
+        if of_type is int and abs(item) > 2**63:
             raise RunFileError(_("{where} is a whole number too large to be a measurement.").format(where=_path(place)))
-        if kind is str:
+        if of_type is str:
             if len(item) > MAX_STRING:
                 said = _("{where} is {count:,} characters long; the limit is {limit:,}.")
                 raise RunFileError(said.format(where=_path(place), count=len(item), limit=MAX_STRING))
@@ -132,15 +132,15 @@ def check_values(value: Any) -> None:
             except UnicodeEncodeError:
                 said = _("{where} contains an unpaired surrogate escape, which is not text.")
                 raise RunFileError(said.format(where=_path(place))) from None
-        elif kind is list or kind is dict:
+        elif of_type is list or of_type is dict:
             if depth > MAX_DEPTH:
                 raise RunFileError(_(TOO_DEEP).format(depth=MAX_DEPTH))
             if len(item) > MAX_ITEMS:
                 said = _("{where} has {count:,} entries; the limit is {limit:,}.")
                 raise RunFileError(said.format(where=_path(place), count=len(item), limit=MAX_ITEMS))
-            if kind is list and item and set(map(type, item)) <= _NUMBERS and max(map(abs, item)) <= 2**63:
+            if of_type is list and item and set(map(type, item)) <= _NUMBERS and max(map(abs, item)) <= 2**63:
                 continue  # a list of sane numbers (a template's pixels): each entry would pass the checks above
-            pairs = enumerate(item) if kind is list else item.items()
+            pairs = enumerate(item) if of_type is list else item.items()
             stack.extend((v, (place, k), depth + 1) for k, v in pairs)
 
 

@@ -71,10 +71,10 @@ class Pages:
     def records(self, data: bytes, at: int = 0, below: int | None = None) -> Iterator[tuple[int, list]]:
         """(page type, values) of each record the page `data` holds, its header at `at`; with `below`, only those
         whose cell begins and ends before that byte (a page the cut went through)."""
-        kind = data[at] if len(data) > at else 0
-        if kind not in ROWS:
+        page_type = data[at] if len(data) > at else 0
+        if page_type not in ROWS:
             return
-        head = at + (12 if kind == INDEX_INTERIOR else 8)
+        head = at + (12 if page_type == INDEX_INTERIOR else 8)
         count = int.from_bytes(data[at + 3 : at + 5], "big")
         limit = len(data) if below is None else below
         if head + 2 * count > limit:
@@ -84,23 +84,23 @@ class Pages:
         end = dict(zip(starts, starts[1:], strict=False))  # a cell ends at most where the next one begins
         for cell in cells:
             if head + 2 * count <= cell and end[cell] <= limit:
-                with_values = self._record(data, cell + 4 * (kind == INDEX_INTERIOR), kind)
+                with_values = self._record(data, cell + 4 * (page_type == INDEX_INTERIOR), page_type)
                 if with_values is not None:
-                    yield kind, with_values
+                    yield page_type, with_values
 
-    def _record(self, data: bytes, at: int, kind: int) -> list | None:
+    def _record(self, data: bytes, at: int, page_type: int) -> list | None:
         try:
             size, at = varint(data, at)
-            if kind == TABLE_LEAF:
+            if page_type == TABLE_LEAF:
                 _, at = varint(data, at)  # the rowid
-            payload = self._payload(data, at, size, kind)
+            payload = self._payload(data, at, size, page_type)
             return None if payload is None else values(payload, self.header.codec)
         except (IndexError, ValueError, struct.error):
             return None
 
-    def _payload(self, data: bytes, at: int, size: int, kind: int) -> bytes | None:
+    def _payload(self, data: bytes, at: int, size: int, page_type: int) -> bytes | None:
         u = self.usable
-        most = u - 35 if kind == TABLE_LEAF else (u - 12) * 64 // 255 - 23  # the most a cell keeps on its page
+        most = u - 35 if page_type == TABLE_LEAF else (u - 12) * 64 // 255 - 23  # the most a cell keeps on its page
         if size <= most:
             return bytes(data[at : at + size])
         least = (u - 12) * 32 // 255 - 23

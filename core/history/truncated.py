@@ -42,7 +42,7 @@ class Shape:
 
     name: str
     columns: tuple[tuple[str, str, bool, bool], ...]
-    kinds: tuple[int, ...]
+    page_types: tuple[int, ...]
 
     def fits(self, row: list) -> bool:
         """Whether `row` could be one of this table's (a schema row or another index's key cannot)."""
@@ -103,8 +103,8 @@ def _shapes(db: sqlite3.Connection, pages: Pages, cut: Cut, tables: Sequence[str
             continue
         columns = db.execute(f'PRAGMA table_info("{name}")').fetchall()  # cid, name, type, notnull, ...
         index = "WITHOUT ROWID" in sql.upper()  # its rows are kept as an index's keys
-        kinds = (INDEX_LEAF, INDEX_INTERIOR) if index else (TABLE_LEAF,)
-        shapes.append(Shape(name, tuple((c[1], c[2], bool(c[3]), c[4] is not None) for c in columns), kinds))
+        page_types = (INDEX_LEAF, INDEX_INTERIOR) if index else (TABLE_LEAF,)
+        shapes.append(Shape(name, tuple((c[1], c[2], bool(c[3]), c[4] is not None) for c in columns), page_types))
     return shapes
 
 
@@ -116,7 +116,7 @@ def _rows(pages: Pages, cut: Cut, shapes: list[Shape]) -> Iterator[tuple[Shape, 
         if number in free:
             continue
         below = cut.tail if number == cut.kept + 1 else None  # the page the cut went through
-        for kind, row in pages.records(pages.page(number), below=below):
-            shape = next((s for s in shapes if kind in s.kinds and s.fits(row)), None)
+        for page_type, row in pages.records(pages.page(number), below=below):
+            shape = next((s for s in shapes if page_type in s.page_types and s.fits(row)), None)
             if shape is not None:
                 yield shape, row

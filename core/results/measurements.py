@@ -94,9 +94,9 @@ class Measurements:
         parts = {"limits": Limits, "fit": StepTiming, "check": StepTiming, "shapes": ShapeTiming, "trace": TraceSummary}
         known = {f.name for f in fields(cls)}
         given = {k: v for k, v in data.items() if k in known}
-        for name, kind in parts.items():
+        for name, part in parts.items():
             if isinstance(given.get(name), dict):
-                given[name] = _build(kind, given[name])
+                given[name] = _build(part, given[name])
         return cls(**given)
 
     @classmethod
@@ -127,13 +127,13 @@ def _lists(value):
     return [_lists(v) for v in value] if isinstance(value, (list, tuple)) else value
 
 
-def _fields(kind) -> list[str]:
-    return [f.name for f in fields(kind)]
+def _fields(cls) -> list[str]:
+    return [f.name for f in fields(cls)]
 
 
 def _tuple(value):
     return tuple(value) if isinstance(value, list) else value
 
 
-def _build(kind, data: dict[str, Any]):
-    return kind(**{k: _tuple(v) for k, v in data.items() if k in _fields(kind)})
+def _build(cls, data: dict[str, Any]):
+    return cls(**{k: _tuple(v) for k, v in data.items() if k in _fields(cls)})

@@ -56,7 +56,7 @@ class Kind:
     preload: tuple[str, ...] = ()
 
 
-def kind_of(config_type: type, given: JobKind | Callable[..., Any]) -> JobKind:
+def as_job_kind(config_type: type, given: JobKind | Callable[..., Any]) -> JobKind:
     """`given` as a JobKind; TypeError unless its job can cross to a worker process by name."""
     kind = given if isinstance(given, JobKind) else Kind(given)
     for crosses in (kind.run, kind.warm_up):

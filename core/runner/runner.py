@@ -23,7 +23,7 @@ from typing import Any
 from core.results import EpochInProgress
 from core.runner.deltas import grown
 from core.runner.jobs import Job, JobStatus, ending
-from core.runner.kind import JobKind, kind_of
+from core.runner.kind import JobKind, as_job_kind
 from core.runner.pool import Pool, timed
 from core.runner.protocol import STOP_GRACE_SECONDS, Died, Done, Ending
 from core.runner.turns import Turn, alternate
@@ -42,7 +42,7 @@ class Runner:
         """kinds: config type -> its JobKind (core.runner.kind), or a bare job function. warm: how many workers wait
         with TensorFlow imported between jobs (core.runner.pool; the page's: one per run of a comparison, within
         core.engine.memory.warm_workers' budget). worker_jobs: how many jobs a worker runs before it exits."""
-        self._kinds = {config_type: kind_of(config_type, given) for config_type, given in kinds.items()}
+        self._kinds = {config_type: as_job_kind(config_type, given) for config_type, given in kinds.items()}
         self._cond = threading.Condition()
         # Counts what a page must show at once: a job queued, started, asked to stop or settled (never an epoch).
         self._changes, self._changed = 0, threading.Condition()

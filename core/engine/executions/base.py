@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from core import device_kinds
+from core import backends
 from core.config import XLA_ON_CPU, TrainConfig
 from core.device_spec import device_name
 from core.engine import data as datasets
@@ -22,9 +22,9 @@ def jit_compile_for(
     host: dict[str, Any] | None = None,
     execution: str | None = None,
 ) -> bool:
-    """The jit_compile of a run on `device` ('gpu:0' or '/GPU:0'): xla 'on'/'off' as asked, 'auto' by the device kind.
+    """The jit_compile of a run on `device` ('gpu:0' or '/GPU:0'): xla 'on'/'off' as asked, 'auto' by its backend.
 
-    'auto' is on for a GPU XLA compiles for (core.device_kinds) and, on a CPU, only where XLA_ON_CPU
+    'auto' is on for a GPU XLA compiles for (core.backends) and, on a CPU, only where XLA_ON_CPU
     measured it faster (`execution` and `model` name the run's). Keras' own jit_compile="auto" would turn
     XLA on for every device of a machine that has a GPU, CPU included, so a CPU run would change with the
     machine it is on. `host` describes the machine (devices.HostInfo.to_dict()); without it a GPU is taken
@@ -33,8 +33,8 @@ def jit_compile_for(
     name = device_name(device).local  # a Ray node's 'node-b/cpu' is a CPU too
     if xla == "auto" and name.startswith("cpu") and model in XLA_ON_CPU.get(execution or "", frozenset()):
         return True
-    kind, _ = device_kinds.kind_of(name, host if host is not None else {})
-    return device_kinds.resolve_xla(xla, kind, name)
+    backend, _ = backends.backend_of(name, host if host is not None else {})
+    return backends.resolve_xla(xla, backend, name)
 
 
 def make_optimizer(config: TrainConfig):

@@ -1,10 +1,10 @@
-"""Device kinds without CUDA assumed: GPU detection fed Apple's tensorflow-metal PluggableDevice description."""
+"""Backends without CUDA assumed: GPU detection fed Apple's tensorflow-metal PluggableDevice description."""
 
 from __future__ import annotations
 
 import pytest
 
-from core import device_kinds, device_modes, hardware_check
+from core import backends, device_modes, hardware_check
 from core.axes import Comparison
 from core.config import ConfigError
 from core.engine import devices
@@ -25,12 +25,21 @@ def mac():
 
 def test_a_metal_gpu_is_found_as_metal_not_cuda(mac):
     gpu, hw = mac
-    assert gpu.kind == "metal" and gpu.compute_capability is None and gpu.memory_mb is None
+    assert gpu.backend == "metal" and gpu.compute_capability is None and gpu.memory_mb is None
     rows = dict(hardware_check.host_rows(hw))
     assert rows["Built with"] == "no CUDA; the GPU is a PluggableDevice"
     assert rows["GPU:0"] == "METAL (Apple GPU (tensorflow-metal))"
     # A CUDA GPU's description is still CUDA.
-    assert devices.gpu_info(0, {"device_name": "NVIDIA L4", "compute_capability": (8, 9)}, {}, "Linux").kind == "cuda"
+    l4 = devices.gpu_info(0, {"device_name": "NVIDIA L4", "compute_capability": (8, 9)}, {}, "Linux")
+    assert l4.backend == "cuda"
+
+
+def test_a_file_written_before_the_backend_was_named_so_still_reads_its_gpus_kind():
+    """Run files before 2026-12 store a GPU's backend as gpus[].kind: a Metal GPU there is still Metal, not CUDA."""
+    old = {"platform": "Linux", "cuda_build": "12.5", "gpus": [{"index": 0, "name": "Apple M2", "kind": "metal"}]}
+    assert backends.backend_of("gpu:0", old)[0].name == "metal"
+    new = {"gpus": [{"index": 0, "name": "Apple M2", "backend": "metal", "kind": "cuda"}]}  # the new key wins
+    assert backends.backend_of("gpu:0", new)[0].name == "metal"
 
 
 def test_on_metal_xla_auto_means_off_and_xla_on_is_refused_in_one_sentence(mac):
@@ -52,7 +61,7 @@ def test_a_cuda_gpu_takes_xla_auto_as_on_and_a_cpu_as_off():
     host = {"cuda_build": "12.5", "gpus": [{"index": 0, "name": "NVIDIA H100", "compute_capability": "9.0"}]}
     assert jit_compile_for("gpu:0", "cnn", "auto", host) is True
     assert jit_compile_for("cpu", "cnn", "auto", host) is False
-    assert device_kinds.check("gpu:0", "mixed_bfloat16", "on", host) is True
+    assert backends.check("gpu:0", "mixed_bfloat16", "on", host) is True
 
 
 @pytest.mark.parametrize(
@@ -90,6 +99,6 @@ def test_a_bad_comparison_is_one_sentence(axis, values, says):
 
 
 def test_float16_on_a_cpu_is_said_to_be_slow_before_it_runs_not_refused():
-    assert "many times slower" in device_kinds.slow_note("cpu", "mixed_float16", {})
-    assert device_kinds.slow_note("cpu", "mixed_bfloat16", {}) is None
-    assert device_kinds.check("cpu", "mixed_float16", "auto", {}) is False  # it runs, XLA off as auto means on a CPU
+    assert "many times slower" in backends.slow_note("cpu", "mixed_float16", {})
+    assert backends.slow_note("cpu", "mixed_bfloat16", {}) is None
+    assert backends.check("cpu", "mixed_float16", "auto", {}) is False  # it runs, XLA off as auto means on a CPU
