@@ -11,8 +11,7 @@ from core.i18n import N_, _, ngettext
 from core.states import State
 
 PLURALS = {"epoch": "epochs", "point": "points"}
-# Per unit: (one, many) of a count, the item in progress (of a total, and without), and "stopped before/during the
-# first".
+# Per unit: (one, many) of a count, the item in progress (of a total, and without), "stopped before/during the first"
 COUNTS = {
     "epoch": lambda n: ngettext("{n} epoch", "{n} epochs", n),
     "point": lambda n: ngettext("{n} point", "{n} points", n),

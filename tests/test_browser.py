@@ -324,8 +324,7 @@ def test_stop_keeps_finished_epochs_and_a_second_session_is_told_it_waits(server
     wait_until_idle(presenter)
     click(presenter, "run")
     expect(status(presenter)).to_contain_text("CPU (plain fit): epoch 2 of 10", timeout=120_000)
-    # Both have finished an epoch (the loop's first comes after the fit's, in its turn): a Stop now stops both after
-    # one.
+    # Both have finished an epoch (the loop's first comes after the fit's, in its turn): Stop now ends both after one.
     expect(status(presenter)).to_contain_text("CPU (multi-step loop, XLA): epoch 2 of 10", timeout=120_000)
 
     viewer, viewer_errors = open_page(browser, server)

@@ -118,8 +118,7 @@ def test_a_sweep_in_the_queue_says_what_it_is_doing():
 def test_a_page_redraws_at_once_when_a_job_starts_ends_or_draws_its_first_point_but_epochs_at_most_every_redraw_s():
     from ui.redraw import REDRAW_S, should_redraw
 
-    # JobsNow.progress(): Drawn (run_id, state, epochs done, REDRAW_S steps moved in the epoch, -1 before a call) per
-    # job.
+    # JobsNow.progress(): per job, Drawn(run_id, state, epochs done, REDRAW_S steps moved, -1 before a call)
     drawn = (("a", "running", 1, 0), ("b", "running", 1, 0))
     landed = (("a", "running", 2, 0), ("b", "running", 1, 0))
     assert not should_redraw(drawn, drawn, drawn_at=0.0, now=100.0)  # nothing new: never

@@ -18,8 +18,7 @@ from core.engine.training import train
 
 # What a zygote imports before it forks each worker (core.spawn.zygote): importing them runs no TensorFlow op.
 PRELOAD = ("tensorflow", "keras", "core.engine.kinds")
-# "import": a worker warms up by importing TensorFlow and Keras only (the tests' workers, whose jobs bring their own
-# data).
+# "import": a worker warms up by importing TensorFlow and Keras only (the tests' workers bring their own data).
 WARM_UP_ENV = "TFDASH_WARM_UP"
 
 

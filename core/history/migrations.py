@@ -40,8 +40,7 @@ MIGRATIONS: tuple[tuple, ...] = (
         "ALTER TABLE runs ADD COLUMN final_test_accuracy",
         "ALTER TABLE runs ADD COLUMN median_epoch_seconds",  # its values: migration 3's backfill, under 3's name
     ),
-    # the steady epoch is core.analysis.compare's, the mean the page and the CLI say: the column renamed, every run
-    # again
+    # the steady epoch is core.analysis.compare's, the mean the page and the CLI say: renamed, every run again
     (
         "ALTER TABLE runs RENAME COLUMN median_epoch_seconds TO steady_epoch_seconds",
         summary.backfill,
