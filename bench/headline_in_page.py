@@ -31,27 +31,14 @@ SENTENCE = re.compile(r"is (\d+(?:\.\d+)?)× (faster|slower) than .*\((\d+(?:\.\
 
 def start_server(home: Path) -> tuple[subprocess.Popen, str]:
     """The dashboard on a free port of 127.0.0.1, its history in `home` (not the user's)."""
+    from bench.idle_pages import serve_args
     from core.history.paths import DB_ENV
     from tests.test_browser import free_port
 
     port = free_port()
     env = {**os.environ, DB_ENV: str(home / "runs.sqlite3")}
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "streamlit_app.py",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-            "--server.fileWatcherType",
-            "none",
-        ],
+        [sys.executable, "-m", "streamlit", *serve_args("streamlit_app.py", port)],
         cwd=ROOT,
         env=env,
         stdout=open(home / "streamlit.log", "w"),

@@ -54,6 +54,7 @@ import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
+# As tests/test_browser.py launches it: this script imports nothing of the checkout it measures (--app-dir).
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -225,6 +226,24 @@ def streamlit_command(app_dir: Path) -> list[str]:
         return [str(own)]
     exe = Path(sys.executable).parent / "streamlit"
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "streamlit"]
+
+
+def serve_args(entry: str, port: int) -> list[str]:
+    """`streamlit run ENTRY` on 127.0.0.1:PORT, headless, watching no files, sending no usage statistics."""
+    return [
+        "run",
+        entry,
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--server.fileWatcherType",
+        "none",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
 
 
 def stop_server(proc: subprocess.Popen) -> None:
@@ -416,8 +435,8 @@ def report(a: dict, b: dict, pages: int, seconds: float) -> None:
         va, vb = a["by_name"].get(n, [0.0, 0]), b["by_name"].get(n, [0.0, 0])
         if va[0] < 0.01 and vb[0] < 0.01:
             continue
-        kind = "training" if TRAINING_RE.match(n) else "other"
-        say(f"  {n:<17} {va[0]:7.2f} ({va[1]:>2}) -> {vb[0]:7.2f} ({vb[1]:>2})  [{kind}]")
+        role = "training" if TRAINING_RE.match(n) else "other"
+        say(f"  {n:<17} {va[0]:7.2f} ({va[1]:>2}) -> {vb[0]:7.2f} ({vb[1]:>2})  [{role}]")
     scale = 30.0 / seconds
     per_page_total = (b["total"] - a["total"]) / pages * scale
     per_page_other = (b["other"] - a["other"]) / pages * scale
@@ -479,21 +498,7 @@ def main() -> int:
     url = f"http://127.0.0.1:{port}"
     log_path = tmp / "streamlit.log"
     log = open(log_path, "w")  # noqa: SIM115 - closed in finally
-    cmd = [
-        *streamlit_command(app_dir),
-        "run",
-        "streamlit_app.py",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--server.headless",
-        "true",
-        "--server.fileWatcherType",
-        "none",
-        "--browser.gatherUsageStats",
-        "false",
-    ]
+    cmd = [*streamlit_command(app_dir), *serve_args("streamlit_app.py", port)]
     say(f"server: {' '.join(cmd)}  (cwd {app_dir}, TFDASH_DB {env['TFDASH_DB']})")
     proc = subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

@@ -46,6 +46,7 @@ from bench.idle_pages import (  # noqa: E402
     free_port,
     process_ticks,
     say,
+    serve_args,
     stop_server,
     streamlit_command,
     thread_ticks,
@@ -159,21 +160,7 @@ def main() -> int:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = dict(os.environ, TFDASH_DB=str(db), TFDASH_PRESENTER_TOKEN=TOKEN)
-    cmd = [
-        *streamlit_command(app_dir),
-        "run",
-        entry,
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--server.headless",
-        "true",
-        "--server.fileWatcherType",
-        "none",
-        "--browser.gatherUsageStats",
-        "false",
-    ]
+    cmd = [*streamlit_command(app_dir), *serve_args(entry, port)]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # terminated: the finally below ends the server too
     log = open(tmp / "streamlit.log", "w")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
