@@ -3,7 +3,7 @@
 Runs the Quick demo without a GPU REPEATS times the way the dashboard does: one Runner (the server's),
 each run in a fresh worker process (core.runner.worker), the two runs of a press submitted as one group, so
 they take turns epoch by epoch (core.runner.turns; plain model.fit as the baseline, and the multi-step loop:
-core.hardware_check's fit:cpu mode), each stored in a throwaway history as the page stores it. With
+core.machine.hardware_check's fit:cpu mode), each stored in a throwaway history as the page stores it. With
 --also-one-after-another, each press is followed by one whose runs go one after the other (as before
 they took turns): the reference, measured in the same session. For each press it prints the headline (the
 ratio of steady samples per second, core.analysis.compare.speedup, its 90 % bootstrap interval and how many

@@ -9,8 +9,8 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
-from core.device_spec import DeviceSpec, device_name, parse_device_name
 from core.i18n import N_, _
+from core.machine.device_spec import DeviceSpec, device_name, parse_device_name
 
 DATASETS = ("mnist", "fashion_mnist", "synthetic")
 MODELS = ("softmax", "mlp", "cnn")
@@ -24,7 +24,7 @@ EXECUTION_ALIASES = {"fast": "multi-step-loop", "keras-default": "keras-fit"}
 # Keras 3 dtype policies (keras.DTypePolicy names), set per layer: float32 throughout, or computing in
 # float16 / bfloat16 with float32 variables.
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
-# XLA (Keras' jit_compile): "auto" resolves per device backend (core.backends), "on" and "off" as said.
+# XLA (Keras' jit_compile): "auto" resolves per device backend (core.machine.backends), "on" and "off" as said.
 XLA_CHOICES = ("auto", "on", "off")
 # Where auto turns XLA on for a CPU: one XLA program per call, measured faster only there (bench/precision_xla.py).
 XLA_ON_CPU: dict[str, frozenset[str]] = {"multi-step-loop": frozenset({"softmax", "mlp"})}

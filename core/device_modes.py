@@ -1,5 +1,5 @@
 """The device modes the Train view offers (CPU, a GPU, CPU vs GPU, execution modes, a Ray node's), given the
-hardware check's answer (core.hardware_check), and the validated configs a mode's Run submits (plan).
+hardware check's answer (core.machine.hardware_check), and the validated configs a mode's Run submits (plan).
 """
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core import backends
 from core.axes import AXES, Comparison
 from core.config import EXECUTIONS, ConfigError, TrainConfig
-from core.device_spec import device_name
-from core.hardware_check import CHECKING, FAILED, READY, Hardware
 from core.i18n import N_, _
+from core.machine import backends
+from core.machine.device_spec import device_name
+from core.machine.hardware_check import CHECKING, FAILED, READY, Hardware
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def plan(
     """The validated configs to submit for `mode_key`, or along `comparison`'s axis on that mode's device.
 
     ConfigError (one sentence, nothing queued) if a setting is bad, a device absent, or a device's backend
-    cannot run a precision or XLA choice (core.backends).
+    cannot run a precision or XLA choice (core.machine.backends).
     """
     by_key = {m.key: m for m in modes(hardware)}
     mode = by_key.get(mode_key)

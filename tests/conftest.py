@@ -88,12 +88,12 @@ def _private_history(tmp_path_factory):
 @pytest.fixture(autouse=True, scope="session")
 def _one_hardware_check(tmp_path_factory):
     """This machine's hardware check, made once for the whole run (both xdist workers) and read by every server and
-    page the tests start (core.hardware_check.ANSWER_ENV): each check imports TensorFlow and measures the peak and
-    bandwidth, 10-16 s of CPU, and the tests started about 18. The check itself still runs where a test is about it
+    page the tests start (core.machine.hardware_check.ANSWER_ENV): each check imports TensorFlow and measures the peak
+    and bandwidth, 10-16 s of CPU, and the tests started about 18. The check itself still runs where a test is about it
     (tests/test_probe.py, a page's first render in tests/test_app.py, the `make run` servers of the browser tests,
     whose page waits for it); tests/test_cli.py reads this one's `devices --json` (hardware_check_run)."""
     from core.engine.limits import LIMITS_ENV
-    from core.hardware_check import ANSWER_ENV
+    from core.machine.hardware_check import ANSWER_ENV
 
     shared = tmp_path_factory.getbasetemp()
     shared = shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared  # one folder for every worker

@@ -21,11 +21,12 @@ import pytest
 from PIL import Image as PILImage
 from streamlit.testing.v1 import AppTest
 
-from core import device_modes, hardware_check, snippet
+from core import device_modes, snippet
 from core.analysis import compare
 from core.config import ConfigError, TrainConfig
 from core.engine import data
 from core.engine.devices import GPU_ADVICE
+from core.machine import hardware_check
 from core.presets import PRESETS
 from core.results import steady_epoch_seconds
 from tests.conftest import ROOT, require, wait_until
@@ -104,7 +105,8 @@ def test_first_render_does_not_import_tensorflow_nor_wait_for_the_gpu_check():
 import json, sys, time
 from PIL import Image as PILImage
 from streamlit.testing.v1 import AppTest
-from core import device_modes, hardware_check, snippet
+from core import device_modes, snippet
+from core.machine import hardware_check
 from core.analysis import compare
 began = time.perf_counter()
 at = AppTest.from_file("streamlit_app.py", default_timeout=60).run()

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from core import backends, device_modes, hardware_check
+from core import device_modes
 from core.axes import Comparison
 from core.config import ConfigError
 from core.engine import devices
 from core.engine.executions import jit_compile_for
+from core.machine import backends, hardware_check
 
 # What TensorFlow says of a GPU on a Mac with tensorflow-metal: get_device_details names it "METAL" and
 # nothing else; the build has no CUDA.

@@ -166,7 +166,7 @@ def test_a_laptop_without_the_token_or_with_a_wrong_one_is_told_at_once(guarded)
 
 
 def test_a_cluster_that_takes_work_without_a_token_is_refused_on_the_cli_and_the_page(open_cluster, monkeypatch):
-    from core import hardware_check
+    from core.machine import hardware_check
     from tests.test_app import page
     from ui import access
 
@@ -195,7 +195,7 @@ def test_a_cluster_that_takes_work_without_a_token_is_refused_on_the_cli_and_the
 
 
 def test_allowed_explicitly_an_open_cluster_is_used_with_a_warning_on_every_page(open_cluster, monkeypatch):
-    from core import hardware_check
+    from core.machine import hardware_check
     from tests.test_app import page
 
     gcs, _, _ = open_cluster

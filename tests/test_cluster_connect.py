@@ -49,7 +49,8 @@ def test_a_wrong_host_or_a_closed_port_is_one_sentence_on_the_cli(address, says)
 
 def test_without_a_cluster_named_nothing_imports_ray():
     code = (
-        "import sys, core.cli, core.runner, core.hardware_check, core.engine.kinds, ui.train, ui.devices, ui.resources;"
+        "import sys, core.cli, core.runner, core.machine.hardware_check, core.engine.kinds,"
+        " ui.train, ui.devices, ui.resources;"
         "from core.cli.devices import cmd_devices; print('ray' in sys.modules)"
     )
     env = {k: v for k, v in os.environ.items() if k != connect.ADDRESS_ENV}
@@ -86,7 +87,8 @@ def test_without_a_cluster_named_nothing_imports_ray():
 
 
 def test_an_unreachable_cluster_is_one_sentence_on_the_devices_view(monkeypatch):
-    from core import device_modes, hardware_check
+    from core import device_modes
+    from core.machine import hardware_check
     from tests.test_app import page
     from ui import run_text
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core import hardware_check
 from core.config import TrainConfig
+from core.machine import hardware_check
 from core.presets import PRESETS
 from ui import compared
 

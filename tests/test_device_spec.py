@@ -1,11 +1,11 @@
-"""One device-name parser (core.device_spec): what a user types, what the app stores and TensorFlow's own names."""
+"""One device-name parser (core.machine.device_spec): what a user types, what the app stores, TensorFlow's names."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from core.config import ConfigError, parse_device
-from core.device_spec import DeviceSpec, device_name, parse_device_name
+from core.machine.device_spec import DeviceSpec, device_name, parse_device_name
 
 
 @pytest.mark.parametrize(

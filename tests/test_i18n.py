@@ -99,7 +99,7 @@ def _own_names(node: ast.AST):
 
 
 def test_a_failed_hardware_checks_english_sentence_is_said_in_chinese():
-    from core import hardware_check
+    from core.machine import hardware_check
     from ui import compared
 
     said = hardware_check._run_check(

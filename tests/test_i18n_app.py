@@ -15,8 +15,9 @@ import uuid
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import hardware_check, i18n
+from core import i18n
 from core.history.store import get_store
+from core.machine import hardware_check
 from tests.sample_runs import make_result
 from tests.test_app import APP, PROBE_WAIT_S, page
 from tests.test_scaling_app import server_sweep

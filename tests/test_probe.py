@@ -1,4 +1,4 @@
-"""core.hardware_check: the hardware check in a subprocess, and which device modes it allows."""
+"""core.machine.hardware_check: the hardware check in a subprocess, and which device modes it allows."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import sys
 
 import pytest
 
-from core import device_modes, hardware_check
+from core import device_modes
 from core.config import ConfigError
 from core.engine.devices import GPU_ADVICE
 from core.engine.limits import LIMITS_ENV
+from core.machine import hardware_check
 
 NO_GPU = hardware_check.Hardware(hardware_check.READY, host={"gpus": []})
 TWO_GPUS = hardware_check.Hardware(

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import device_modes, hardware_check
+from core import device_modes
 from core.axes import AXES, MAX_VALUES, MIN_VALUES, Comparison
 from core.i18n import _
+from core.machine import hardware_check
 from ui import view_state
 
 AS_DEVICE = ""  # the Device choice's own runs: one device, CPU vs GPU, or the execution modes
@@ -28,7 +29,7 @@ STARTING_VALUES = {
 
 
 def device_values(hw: hardware_check.Hardware) -> list[str]:
-    """The devices a comparison may use: every one-device choice core.hardware_check.modes lists (cluster nodes'
+    """The devices a comparison may use: every one-device choice core.machine.hardware_check.modes lists (cluster nodes'
     too)."""
     return [m.runs[0]["device"] for m in device_modes.modes(hw) if len(m.runs) == 1 and set(m.runs[0]) == {"device"}]
 

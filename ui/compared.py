@@ -15,13 +15,14 @@ from typing import Any
 
 import streamlit as st
 
-from core import hardware_check, i18n
+from core import i18n
 from core.analysis import changes
 from core.axes import AXES, axis_of
-from core.device_spec import device_name
 from core.engine import data as datasets
 from core.engine import models
 from core.i18n import N_, _, ngettext
+from core.machine import hardware_check
+from core.machine.device_spec import device_name
 from ui.labels import EXECUTION_LABELS
 
 DASHBOARD = N_("TensorFlow training, live")  # the Train view with nothing to compare yet: true with or without a GPU
@@ -83,8 +84,8 @@ TERMS = {
     ),
 }
 
-# core.hardware_check's sentences for a failed check, made in its own thread (English): read back by their own template,
-# then said in the page's language; a sentence of another wording is shown as it is.
+# core.machine.hardware_check's sentences for a failed check, made in its own thread (English): read back by their own
+# template, then said in the page's language; a sentence of another wording is shown as it is.
 CHECK_FAILED = (
     N_("The hardware check did not answer within {seconds} s, so GPUs are off."),
     N_("The hardware check could not start ({why}), so GPUs are off."),
@@ -219,7 +220,7 @@ def _setting(field: str, config: dict) -> str:
 
 
 def check_failed(message: str) -> str:
-    """core.hardware_check's sentence for a failed hardware check, in the page's language."""
+    """core.machine.hardware_check's sentence for a failed hardware check, in the page's language."""
     return i18n.again(message, CHECK_FAILED)
 
 

@@ -15,9 +15,9 @@ import pandas as pd
 import streamlit as st
 
 from core import axes
-from core import busy as core_busy
 from core.analysis import changes, compare
 from core.i18n import N_, _
+from core.machine import busy as core_busy
 from core.results import RunResult, steady_epoch_seconds
 from core.states import State
 from ui import chart_aids, charts, compared, draw_once, layout, learned, ratios, run_text, tables

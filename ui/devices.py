@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import hardware_check, i18n
+from core import i18n
 from core.cli.devices import limits_words
 from core.cluster import connect, messages
 from core.i18n import N_, _
+from core.machine import hardware_check
 from ui import access, compared, layout, roofline, run_text, watcher
 from ui.labels import series_labels
 from ui.resources import hardware

@@ -6,11 +6,12 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from core import hardware_check, i18n
+from core import i18n
 from core.cluster import messages
 from core.engine import memory
 from core.engine.kinds import JOB_KINDS
 from core.history import store as history
+from core.machine import hardware_check
 from core.runner import Runner, pool
 from ui import access, priority, salvage
 
@@ -33,7 +34,7 @@ def get_runner() -> Runner:
 
 @st.cache_resource(show_spinner=False)
 def _hardware_check() -> Callable[[], hardware_check.Hardware]:
-    # core.hardware_check's process-wide check: a subprocess imports TensorFlow, so the page never does.
+    # core.machine.hardware_check's process-wide check: a subprocess imports TensorFlow, so the page never does.
     hardware_check.start()
     return hardware_check.result
 

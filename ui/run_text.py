@@ -11,9 +11,9 @@ from datetime import datetime
 
 from core import progress
 from core.config import TrainConfig
-from core.device_spec import parse_device_name
 from core.history.rows import HistoryRow, SweepRow
 from core.i18n import _
+from core.machine.device_spec import parse_device_name
 from core.results import RunResult, SweepPoint
 from ui.labels import SETTING_WORDS, distinct_labels
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from core import device_modes, hardware_check
+from core import device_modes
 from core.config import ConfigError, SweepConfig
 from core.i18n import _
+from core.machine import hardware_check
 
 
 def sweep_devices(hw: hardware_check.Hardware) -> dict[str, device_modes.Mode]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import device_modes, hardware_check
+from core import device_modes
 from core.config import (
     EXECUTIONS,
     MAX_BATCH,
@@ -25,6 +25,7 @@ from core.engine import data as datasets
 from core.engine import models
 from core.engine.devices import GPU_ADVICE
 from core.i18n import N_, _
+from core.machine import hardware_check
 from core.presets import PRESET_MODES, PRESETS
 from ui import compare_settings, compared, entered, links, view_state
 from ui.resources import hardware

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from core import hardware_check
 from core.config import SweepConfig, TrainConfig
 from core.i18n import N_, _
+from core.machine import hardware_check
 from core.runner import JobStatus
 from core.states import State
 from ui import access, live, priority, viewer_wait

@@ -11,7 +11,6 @@ import argparse
 import uuid
 from pathlib import Path
 
-from core import busy
 from core.analysis import compare
 from core.axes import AXES, Comparison
 from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, stop_on_ctrl_c, write_json
@@ -20,6 +19,7 @@ from core.config import ConfigError
 from core.engine import memory
 from core.history.recorder import Recorder
 from core.history.store import Store, StoreError
+from core.machine import busy
 from core.states import State
 
 

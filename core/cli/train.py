@@ -20,11 +20,11 @@ from core.config import (
     TrainConfig,
     canonical_execution,
 )
-from core.device_spec import device_name
 from core.engine import memory
 from core.history.limits import without_controls
 from core.history.recorder import Recorder
 from core.history.store import Store, StoreError, new_run_id
+from core.machine.device_spec import device_name
 from core.results import steady_epoch_seconds
 from core.states import State
 

@@ -8,11 +8,11 @@ import socket
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
-from core import backends
 from core.config import parse_device
-from core.device_spec import DeviceSpec
 from core.engine.tf_setup import tf
 from core.i18n import N_
+from core.machine import backends
+from core.machine.device_spec import DeviceSpec
 
 GPU_ADVICE = N_(
     'To train on a GPU, install the CUDA build with pip install "tensorflow[and-cuda]" on a Linux '
@@ -31,7 +31,7 @@ class GpuInfo:
     name: str
     compute_capability: str | None
     memory_mb: int | None
-    backend: str = "cuda"  # core.backends: cuda, metal (Apple's PluggableDevice) or pluggable
+    backend: str = "cuda"  # core.machine.backends: cuda, metal (Apple's PluggableDevice) or pluggable
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,12 @@
 """Each device's peak and bandwidth, measured once per server (or per CLI process) and shared by every run it starts.
 
 A figure is the median of core.engine.peak's TRIES tries, with the tries kept. The dashboard's hardware check
-(`python -m core devices --json`, started with the server, in the background: core.hardware_check) measures them before
-anyone presses Run, and writes them to the file that LIMITS_ENV names: the server sets it (core.hardware_check.start)
-before the check and its runner start, so the check and every worker inherit it. A run there takes the server's figures
-(waiting for the check if it has not answered yet) and measures one quick try of its own peak beside them, so a run on a
-busier machine says so; every run of a comparison is held against the same roofs. Without the variable (the CLI, a
-bench) a process measures once and its runs share that.
+(`python -m core devices --json`, started with the server, in the background: core.machine.hardware_check) measures
+them before anyone presses Run, and writes them to the file that LIMITS_ENV names: the server sets it
+(core.machine.hardware_check.start) before the check and its runner start, so the check and every worker inherit it. A
+run there takes the server's figures (waiting for the check if it has not answered yet) and measures one quick try of
+its own peak beside them, so a run on a busier machine says so; every run of a comparison is held against the same
+roofs. Without the variable (the CLI, a bench) a process measures once and its runs share that.
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from core import backends
 from core.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
 from core.engine import data as datasets
 from core.engine import devices, limits, models, traffic
@@ -33,6 +32,7 @@ from core.engine.executions.base import for_precision, jit_compile_for
 from core.engine.job import Cancelled, StopCheck, check_placement, never_stop, run_job
 from core.engine.step import StepRunner, build_train_chunk
 from core.engine.tf_setup import tf
+from core.machine import backends
 from core.results import SWEEP_SCHEMA_VERSION, SweepPoint, SweepResult, points_frame, utc_now
 
 __all__ = [

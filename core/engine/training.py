@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core import backends
 from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine import devices, executions, flops, learned, load, models, timeline, traffic
@@ -22,6 +21,7 @@ from core.engine.executions import Execution, jit_compile_for
 from core.engine.job import Cancelled, StopCheck, check_placement, never_stop, run_job
 from core.engine.measure import device_limits, measure_device
 from core.engine.tf_setup import tf
+from core.machine import backends
 from core.results import EpochInProgress, EpochMetrics, RunResult, utc_now
 from core.results.measurements import Measurements
 

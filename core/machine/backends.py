@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.config import PRECISIONS, ConfigError
-from core.device_spec import device_name
 from core.i18n import N_, _
+from core.machine.device_spec import device_name
 
 AMPERE = (8, 0)  # the first NVIDIA compute capability with bfloat16 tensor cores
 

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core import backends
 from core.cluster import messages
 from core.cluster.connect import ADDRESS_ENV
 from core.engine.devices import GPU_ADVICE
 from core.engine.limits import share_path
 from core.engine.limits import write as write_limits
 from core.i18n import _
+from core.machine import backends
 
 ROOT = Path(__file__).resolve().parents[1]
 # A file holding this machine's `python -m core devices --json` answer, taken for the server's check instead of

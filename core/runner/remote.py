@@ -24,7 +24,7 @@ from typing import Any
 from core.cluster import shipping
 from core.cluster.connect import ClusterError, connect
 from core.cluster.nodes import Node, find
-from core.device_spec import device_name
+from core.machine.device_spec import device_name
 from core.polling import poll_until
 from core.results import EpochInProgress
 from core.runner import end_messages

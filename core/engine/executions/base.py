@@ -7,12 +7,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from core import backends
 from core.config import XLA_ON_CPU, TrainConfig
-from core.device_spec import device_name
 from core.engine import data as datasets
 from core.engine.job import StopCheck
 from core.engine.timeline import Mark
+from core.machine import backends
+from core.machine.device_spec import device_name
 
 
 def jit_compile_for(
@@ -24,7 +24,7 @@ def jit_compile_for(
 ) -> bool:
     """The jit_compile of a run on `device` ('gpu:0' or '/GPU:0'): xla 'on'/'off' as asked, 'auto' by its backend.
 
-    'auto' is on for a GPU XLA compiles for (core.backends) and, on a CPU, only where XLA_ON_CPU
+    'auto' is on for a GPU XLA compiles for (core.machine.backends) and, on a CPU, only where XLA_ON_CPU
     measured it faster (`execution` and `model` name the run's). Keras' own jit_compile="auto" would turn
     XLA on for every device of a machine that has a GPU, CPU included, so a CPU run would change with the
     machine it is on. `host` describes the machine (devices.HostInfo.to_dict()); without it a GPU is taken
