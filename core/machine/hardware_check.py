@@ -26,7 +26,7 @@ from core.engine.limits import write as write_limits
 from core.i18n import _
 from core.machine import backends
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # A file holding this machine's `python -m core devices --json` answer, taken for the server's check instead of
 # running it again (tests/conftest.py checks once per test session; every server and page there reads it).
 ANSWER_ENV = "TFDASH_HARDWARE_ANSWER"
