@@ -235,6 +235,8 @@ def verdict(result, gain: float) -> tuple[str, str]:
     page's 'A larger batch would help', one under 1.05x wants anything else; between, the sweep decides nothing."""
     w = why.explain(result)
     advice = why_sentences.advice(w) or ""
+    if not advice:  # the line failed its own test (a loaded machine): the page advises nothing, no sweep's contrary
+        return "undecided", why_sentences.line_sentence(w)
     helps = advice.startswith("A larger batch would help")
     if gain >= 1.3 or gain < 1.05:
         return ("agrees" if helps == (gain >= 1.3) else "disagrees"), advice or why_sentences.line_sentence(w)
