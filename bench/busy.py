@@ -7,8 +7,8 @@ runs recorded of the rest of the machine's CPU (core.machine.busy.others_share: 
 whether the page's warning (core.machine.busy.busy_sentence) would show, and each run's verdict (core.analysis.why: its
 bound, or no single bound). With --presses N, N quiet presses then N busy ones, and each condition's spread of headlines
 over its presses (what the headline's own interval, over one press's epochs and calls, does not cover). The runs are the
-page's (core.device_modes' fit:cpu mode: plain fit, the multi-step loop, then XLA on it); the headline is first against
-last. Last line: busy_said: quiet Q busy B (1 = the warning shows, on every press of that condition).
+page's (core.settings.device_modes' fit:cpu mode: plain fit, the multi-step loop, then XLA on it); the headline is first
+against last. Last line: busy_said: quiet Q busy B (1 = the warning shows, on every press of that condition).
 
     .venv/bin/python bench/busy.py [--epochs 3] [--presses 1]
 """
@@ -47,13 +47,13 @@ def main() -> None:
     parser.add_argument("--presses", type=int, default=1, help="presses per condition, quiet then busy")
     args = parser.parse_args()
     from core.analysis import compare, why
-    from core.config import TrainConfig
-    from core.device_modes import _fit_runs
     from core.engine.kinds import JOB_KINDS
     from core.history.store import Store, attach
     from core.machine import busy
-    from core.presets import PRESETS
     from core.runner import Runner
+    from core.settings.config import TrainConfig
+    from core.settings.device_modes import _fit_runs
+    from core.settings.presets import PRESETS
 
     preset = {**PRESETS["Quick demo"], "epochs": args.epochs}
     configs = [TrainConfig(**{**preset, **run}) for run in _fit_runs("cpu")]

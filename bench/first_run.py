@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.config import TrainConfig  # noqa: E402
 from core.engine import data, memory  # noqa: E402
 from core.engine.kinds import JOB_KINDS  # noqa: E402
-from core.presets import PRESETS  # noqa: E402
 from core.runner import Runner  # noqa: E402
+from core.settings.config import TrainConfig  # noqa: E402
+from core.settings.presets import PRESETS  # noqa: E402
 
 
 def rss_mb() -> float:

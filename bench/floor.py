@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core import why_sentences  # noqa: E402
 from core.analysis import why
-from core.config import EXECUTIONS, TrainConfig  # noqa: E402
 from core.engine import floor, step  # noqa: E402
 from core.engine.training import train  # noqa: E402
+from core.settings.config import EXECUTIONS, TrainConfig  # noqa: E402
 
 KEPT = "loop, kernels as stored"
 

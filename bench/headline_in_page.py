@@ -90,7 +90,7 @@ def main() -> None:
     from playwright.sync_api import expect, sync_playwright
 
     from bench.headline_stability import spread  # the same measure of spread as the headless bench
-    from core.presets import PRESETS
+    from core.settings.presets import PRESETS
     from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, click, preset, status, wait_until_idle
 
     epochs = PRESETS["Quick demo"]["epochs"]

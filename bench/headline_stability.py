@@ -53,12 +53,12 @@ def main() -> None:
     args = parser.parse_args()
 
     from core.analysis import compare
-    from core.config import TrainConfig
     from core.engine.kinds import JOB_KINDS
     from core.history.store import Store, attach
-    from core.presets import PRESETS
     from core.results import steady_epoch_seconds
     from core.runner import Runner
+    from core.settings.config import TrainConfig
+    from core.settings.presets import PRESETS
 
     preset = dict(PRESETS["Quick demo"])
     if args.epochs:

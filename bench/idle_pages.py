@@ -67,7 +67,7 @@ CHROMIUM_ARGS = [
 VIEWPORT = {"width": 1280, "height": 720}
 RUNNING = '[data-testid="stStatusWidget"]'  # Streamlit's "running" indicator, present only while the script runs
 EPOCHS_RE = re.compile(r"(\d+)\s+of\s+(\d+)\s+epochs")
-IN_PROGRESS_RE = re.compile(r"\bepoch\s+(\d+)\s+of\s+(\d+)")  # core.progress: "epoch 3 of 10" is in progress
+IN_PROGRESS_RE = re.compile(r"\bepoch\s+(\d+)\s+of\s+(\d+)")  # core.language.progress: "epoch 3 of 10" is in progress
 # Thread names (comm, 15 characters) taken to be training: the project's worker and what TensorFlow starts.
 TRAINING_RE = re.compile(r"^(training-runn|tf_|tf-|Eigen|inter_op|intra_op|grpc)", re.IGNORECASE)
 CLK_TCK = os.sysconf("SC_CLK_TCK")

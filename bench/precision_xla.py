@@ -18,12 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.config import TrainConfig  # noqa: E402
 from core.engine import data, devices, models  # noqa: E402
 from core.engine.executions import make_optimizer  # noqa: E402
 from core.engine.job import never_stop  # noqa: E402
 from core.engine.step import StepRunner, build_train_chunk  # noqa: E402
 from core.engine.tf_setup import tf  # noqa: E402
+from core.settings.config import TrainConfig  # noqa: E402
 
 ROUND_SECONDS = 0.5
 MODELS = {"tutorial softmax, batch 100": ("softmax", 128, 100, 0.1), "MLP 1024, batch 1024": ("mlp", 1024, 1024, 0.1)}

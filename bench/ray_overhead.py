@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.config import TrainConfig  # noqa: E402
 from core.engine import data  # noqa: E402
 from core.engine.kinds import JOB_KINDS  # noqa: E402
 from core.runner import Runner  # noqa: E402
+from core.settings.config import TrainConfig  # noqa: E402
 
 
 def timed_run(runner: Runner, config: TrainConfig) -> tuple[float, float]:

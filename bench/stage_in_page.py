@@ -63,7 +63,7 @@ def main() -> None:
     from playwright.sync_api import expect, sync_playwright
 
     from bench.headline_in_page import start_server
-    from core.presets import PRESETS
+    from core.settings.presets import PRESETS
     from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, preset, status, wait_until_idle
 
     (ROOT / "artifacts").mkdir(exist_ok=True)

@@ -23,11 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import baselines  # noqa: E402
 
-from core.config import EXECUTIONS, TrainConfig, canonical_execution  # noqa: E402
 from core.engine import data, devices, models  # noqa: E402
 from core.engine.executions import jit_compile_for  # noqa: E402
 from core.engine.tf_setup import tf  # noqa: E402
 from core.engine.training import train  # noqa: E402
+from core.settings.config import EXECUTIONS, TrainConfig, canonical_execution  # noqa: E402
 
 ROUNDS = 2
 

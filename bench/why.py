@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core import why_sentences  # noqa: E402
 from core.analysis import why
-from core.config import TrainConfig  # noqa: E402
 from core.engine.training import train  # noqa: E402
+from core.settings.config import TrainConfig  # noqa: E402
 
 TUTORIAL = dict(dataset="fashion_mnist", optimizer="sgd", learning_rate=0.1, batch_size=100)
 QUICK = dict(

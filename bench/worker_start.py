@@ -22,10 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ["TFDASH_WARM_UP"] = "import"
 
-from core.config import TrainConfig  # noqa: E402
 from core.engine.kinds import JOB_KINDS, PRELOAD, warm_up  # noqa: E402
 from core.runner.protocol import Done, Start  # noqa: E402
 from core.runner.worker import Worker  # noqa: E402
+from core.settings.config import TrainConfig  # noqa: E402
 from core.spawn import zygote  # noqa: E402
 
 TINY = TrainConfig(dataset="synthetic", train_subset=500, batch_size=50, epochs=1)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from core.config import TrainConfig
 from core.results import EpochMetrics, RunResult
+from core.settings.config import TrainConfig
 
 # As devices.host_info().to_dict() writes it on a GPU server.
 SERVER_HOST = {

@@ -133,7 +133,7 @@ def test_a_viewer_cannot_start_stop_delete_import_or_salvage_even_by_calling_the
     def hostile(run_id: str, data: str, damaged: str) -> None:
         import streamlit as st
 
-        from core.config import TrainConfig
+        from core.settings.config import TrainConfig
         from ui import history, salvage, watcher
         from ui.resources import get_runner
 

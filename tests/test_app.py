@@ -21,14 +21,15 @@ import pytest
 from PIL import Image as PILImage
 from streamlit.testing.v1 import AppTest
 
-from core import device_modes, snippet
 from core.analysis import compare
-from core.config import ConfigError, TrainConfig
 from core.engine import data
 from core.engine.devices import GPU_ADVICE
+from core.export import snippet
 from core.machine import hardware_check
-from core.presets import PRESETS
 from core.results import steady_epoch_seconds
+from core.settings import device_modes
+from core.settings.config import ConfigError, TrainConfig
+from core.settings.presets import PRESETS
 from tests.conftest import ROOT, require, wait_until
 from ui import access, compared, live, run_text, tables
 from ui.resources import get_runner, get_store
@@ -105,7 +106,8 @@ def test_first_render_does_not_import_tensorflow_nor_wait_for_the_gpu_check():
 import json, sys, time
 from PIL import Image as PILImage
 from streamlit.testing.v1 import AppTest
-from core import device_modes, snippet
+from core.export import snippet
+from core.settings import device_modes
 from core.machine import hardware_check
 from core.analysis import compare
 began = time.perf_counter()

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from core import device_modes
-from core.axes import Comparison
-from core.config import ConfigError
 from core.engine import devices
 from core.engine.executions import jit_compile_for
 from core.machine import backends, hardware_check
+from core.settings import device_modes
+from core.settings.axes import Comparison
+from core.settings.config import ConfigError
 
 # What TensorFlow says of a GPU on a Mac with tensorflow-metal: get_device_details names it "METAL" and
 # nothing else; the build has no CUDA.

@@ -16,9 +16,9 @@ import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from core import device_modes
 from core.machine import hardware_check
-from core.presets import PRESETS
+from core.settings import device_modes
+from core.settings.presets import PRESETS
 from tests.conftest import ROOT, require, wait_until
 from tests.sample_runs import make_result
 

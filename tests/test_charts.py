@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.config import TrainConfig
 from core.results import EpochMetrics, RunResult
+from core.settings.config import TrainConfig
 from ui import chart_aids, chart_axes, charts
 from ui.labels import series_labels
 
@@ -40,7 +40,7 @@ def test_series_labels_name_the_device_and_tell_execution_modes_apart():
     assert series_labels([plain, loop]) == ["CPU (plain fit)", "CPU (multi-step loop, XLA)"]
     off = TrainConfig(execution="multi-step-loop", xla="off")
     assert series_labels([plain, off]) == ["CPU (plain fit, XLA auto)", "CPU (multi-step loop, XLA off)"]
-    # Names older versions wrote read as today's (core.config's aliases).
+    # Names older versions wrote read as today's (core.settings.config's aliases).
     assert series_labels([TrainConfig(execution="keras-default"), TrainConfig(execution="fast")]) == [
         "CPU (plain fit)",
         "CPU (multi-step loop, XLA)",

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from core.config import TrainConfig
 from core.history.store import Store, attach
+from core.settings.config import TrainConfig
 from tests.conftest import borrowed, require, wait_until
 
 pytestmark = pytest.mark.ray
@@ -65,9 +65,9 @@ def stored_epochs(store: Store, run_id: str) -> int:
 
 
 def test_every_node_lists_its_devices_in_the_devices_view_and_the_device_choices(cluster, monkeypatch):
-    from core import device_modes
     from core.cluster import connect, nodes
     from core.machine import hardware_check
+    from core.settings import device_modes
     from tests.test_app import page
 
     made, _ = cluster

@@ -87,8 +87,8 @@ def test_without_a_cluster_named_nothing_imports_ray():
 
 
 def test_an_unreachable_cluster_is_one_sentence_on_the_devices_view(monkeypatch):
-    from core import device_modes
     from core.machine import hardware_check
+    from core.settings import device_modes
     from tests.test_app import page
     from ui import run_text
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.config import SweepConfig, TrainConfig
 from core.results import RunResult, SweepPoint, SweepResult
 from core.runner import remote
+from core.settings.config import SweepConfig, TrainConfig
 
 
 def test_a_sweeps_points_and_devices_go_back_under_the_nodes_device_names_and_the_job_keeps_its_own():

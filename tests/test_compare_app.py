@@ -6,10 +6,10 @@ import uuid
 
 import pytest
 
-from core import device_modes
-from core.axes import Comparison
-from core.config import ConfigError
 from core.machine import hardware_check
+from core.settings import device_modes
+from core.settings.axes import Comparison
+from core.settings.config import ConfigError
 from tests.test_app import chart_specs, encoding, page, settle
 from ui.resources import get_runner
 

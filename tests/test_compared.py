@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.config import TrainConfig
 from core.machine import hardware_check
-from core.presets import PRESETS
+from core.settings.config import TrainConfig
+from core.settings.presets import PRESETS
 from ui import compared
 
 NO_GPU = hardware_check.Hardware(hardware_check.READY, host={"gpus": []})

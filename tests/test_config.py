@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from core.config import ConfigError, SweepConfig, TrainConfig, normalize_device
+from core.settings.config import ConfigError, SweepConfig, TrainConfig, normalize_device
 
 
 def test_defaults_are_the_tutorial():

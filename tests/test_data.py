@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from core.config import TrainConfig
 from core.engine import data
 from core.engine.training import train
+from core.settings.config import TrainConfig
 from tests.conftest import run_cli
 
 

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.config import ConfigError, parse_device
 from core.machine.device_spec import DeviceSpec, device_name, parse_device_name
+from core.settings.config import ConfigError, parse_device
 
 
 @pytest.mark.parametrize(

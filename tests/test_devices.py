@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from core.config import TrainConfig
 from core.engine import devices
 from core.engine.training import train
+from core.settings.config import TrainConfig
 from tests.conftest import run_cli
 
 

@@ -126,9 +126,9 @@ def test_peak_is_measured_once_and_is_plausible():
 
 
 def test_training_reports_achieved_gflops_and_the_devices_peak():
-    from core.config import TrainConfig
     from core.engine import limits
     from core.engine.training import train
+    from core.settings.config import TrainConfig
 
     result = train(TrainConfig(dataset="synthetic", train_subset=600, batch_size=50, epochs=2, model="mlp"))
     assert result.status == "completed", result.error

@@ -11,12 +11,12 @@ import time
 
 import pytest
 
-from core.config import TrainConfig
 from core.engine import peak
 from core.engine.job import run_job
 from core.engine.tf_setup import tf
 from core.engine.training import train
 from core.results import RunResult
+from core.settings.config import TrainConfig
 
 pytestmark = pytest.mark.gpu
 TINY = dict(dataset="synthetic", model="mlp", train_subset=2_000, batch_size=100, epochs=2, device="gpu")

@@ -15,13 +15,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.analysis import compare
-from core.config import TrainConfig
 from core.history import archive
 from core.history.importer import RunFileError, parse_result_file
 from core.history.limits import MAX_FILE_BYTES
 from core.history.rows import history_row
 from core.history.store import Store, get_store
 from core.results import steady_epoch_seconds
+from core.settings.config import TrainConfig
 from tests.sample_runs import make_result
 from tests.store_helpers import checkpoint
 from tests.test_app import chart_specs, encoding, page, settle

@@ -13,7 +13,7 @@ from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
-from core import i18n, progress
+from core.language import i18n, progress
 from tests.conftest import ROOT
 
 

@@ -15,8 +15,8 @@ import uuid
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import i18n
 from core.history.store import get_store
+from core.language import i18n
 from core.machine import hardware_check
 from tests.sample_runs import make_result
 from tests.test_app import APP, PROBE_WAIT_S, page

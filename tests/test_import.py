@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.cli import main
-from core.config import DATASETS
 from core.history.importer import IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError, parse_run_file
 from core.history.schemas import EPOCH_V4, MAX_LOSS
 from core.history.store import Store
 from core.results import EpochMetrics
+from core.settings.config import DATASETS
 from tests.conftest import ROOT
 from tests.sample_runs import make_result
 from tests.store_helpers import checkpoint, integrity_check

@@ -4,7 +4,6 @@ import time
 
 import pytest
 
-from core.config import ConfigError
 from core.engine import limits, models
 from core.engine.data import DatasetError
 from core.engine.devices import DeviceError
@@ -12,6 +11,7 @@ from core.engine.job import Cancelled, check_placement, error_text, run_job
 from core.engine.step import StepRunner
 from core.engine.tf_setup import tf
 from core.results import RunResult
+from core.settings.config import ConfigError
 
 OOM = "Out of memory on cpu with batch size 100; try a smaller batch size."
 

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from core.config import TrainConfig
 from core.engine import data
 from core.runner import JobStatus, Runner
+from core.settings.config import TrainConfig
 from tests.conftest import wait_until
 from ui import live
 
@@ -91,7 +91,7 @@ def test_a_first_download_shows_its_progress(monkeypatch, tmp_path):
 
 
 def test_a_sweep_in_the_queue_says_what_it_is_doing():
-    from core.config import SweepConfig
+    from core.settings.config import SweepConfig
 
     config = SweepConfig(model="mlp", batch_sizes=(16, 64, 256))
     status = JobStatus(

@@ -6,10 +6,10 @@ The real engine on synthetic data, in-process and through the Runner's worker pr
 import pytest
 
 from core.analysis import compare
-from core.config import TrainConfig
 from core.engine import training
 from core.history.store import Store, attach
 from core.results import CallPoint, EpochInProgress, EpochMetrics, RunResult
+from core.settings.config import TrainConfig
 from tests.conftest import borrowed, wait_until
 
 # One epoch of several seconds on any machine: keras-fit (a callback per step, on Keras' threads) at batch 10.

@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from core.config import ConfigError, SweepConfig, TrainConfig
 from core.engine import memory, models
 from core.engine.tf_setup import tf
 from core.history.store import Store, attach
+from core.settings.config import ConfigError, SweepConfig, TrainConfig
 
 
 @pytest.mark.parametrize(("name", "hidden"), [("softmax", 128), ("mlp", 128), ("mlp", 7), ("cnn", 128)])

@@ -12,7 +12,7 @@ from tests.conftest import ROOT
 
 SCRIPT = """
 import json
-from core.config import TrainConfig
+from core.settings.config import TrainConfig
 from core.engine.training import train
 common = dict(dataset="synthetic", train_subset=1000, epochs=2, execution="keras-fit")
 # The device's limits (measured after epoch 1) are not what this checks: measurements=False.

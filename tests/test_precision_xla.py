@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.axes import Comparison
 from core.cli import main
-from core.config import EXECUTIONS, TrainConfig
 from core.engine import models
 from core.engine.executions import make_optimizer
 from core.engine.step import build_train_chunk
 from core.engine.tf_setup import tf
 from core.engine.training import train
+from core.settings.axes import Comparison
+from core.settings.config import EXECUTIONS, TrainConfig
 
 TINY = dict(dataset="synthetic", train_subset=300, batch_size=30, epochs=2, seed=3, model="mlp", hidden_units=32)
 

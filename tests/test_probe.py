@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from core import device_modes
-from core.config import ConfigError
 from core.engine.devices import GPU_ADVICE
 from core.engine.limits import LIMITS_ENV
 from core.machine import hardware_check
+from core.settings import device_modes
+from core.settings.config import ConfigError
 
 NO_GPU = hardware_check.Hardware(hardware_check.READY, host={"gpus": []})
 TWO_GPUS = hardware_check.Hardware(

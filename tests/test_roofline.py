@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 
 from core.analysis import compare, roofline, why
-from core.config import TrainConfig
 from core.engine import floor, peak, shapes
 from core.engine.training import train
+from core.settings.config import TrainConfig
 
 TINY = dict(dataset="synthetic", train_subset=400, batch_size=50, epochs=3)
 

@@ -11,10 +11,10 @@ from datetime import datetime
 
 import pytest
 
-from core.config import TrainConfig
 from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
 from core.runner import Runner
+from core.settings.config import TrainConfig
 from tests.conftest import ROOT, cli_process, wait_until
 from tests.store_helpers import integrity_check, records
 from ui import live

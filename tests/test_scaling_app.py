@@ -9,11 +9,11 @@ import uuid
 
 import pytest
 
-from core.config import SweepConfig, TrainConfig
 from core.history.store import get_store
 from core.results import SweepPoint, SweepResult, points_frame
 from core.results.crossover import crossover_sentence
 from core.runner import JobStatus
+from core.settings.config import SweepConfig, TrainConfig
 from tests.sample_runs import SERVER_HOST
 from tests.test_app import chart_specs, page, settle
 from ui import charts, live, run_text

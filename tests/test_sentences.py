@@ -3,8 +3,8 @@ column."""
 
 from __future__ import annotations
 
-from core import progress
 from core.analysis import compare
+from core.language import progress
 from core.results import EpochMetrics, RunResult
 from ui import run_text
 

@@ -1,4 +1,4 @@
-"""core.snippet: the CLI command and the plain Keras script reproduce the dashboard's settings."""
+"""core.export.snippet: the CLI command and the plain Keras script reproduce the dashboard's settings."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from core import snippet
 from core.cli import build_parser, config_from_args
-from core.config import DATASETS, EXECUTIONS, MODELS, OPTIMIZERS, TrainConfig
 from core.engine.executions.base import jit_compile_for
 from core.engine.step import TARGET_CALL_SECONDS
 from core.engine.training import train
+from core.export import snippet
+from core.settings.config import DATASETS, EXECUTIONS, MODELS, OPTIMIZERS, TrainConfig
 from tests.conftest import ROOT
 
 CONFIGS = [

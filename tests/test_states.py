@@ -4,9 +4,9 @@ import json
 import sqlite3
 
 from core.history.store import Store
-from core.progress import status_words
+from core.language.progress import status_words
 from core.results import STATUSES
-from core.states import ACTIVE, ENDED, State
+from core.results.states import ACTIVE, ENDED, State
 from tests.sample_runs import make_result
 
 

@@ -12,10 +12,10 @@ from dataclasses import replace
 import pytest
 
 from core.cli import main
-from core.config import TrainConfig
 from core.history.database import MIGRATIONS, process_token
 from core.history.store import Store, StoreError, default_db_path
 from core.results import steady_epoch_seconds
+from core.settings.config import TrainConfig
 from tests.conftest import ROOT
 from tests.sample_runs import make_epochs, make_result
 from tests.store_helpers import integrity_check, records, save_record
@@ -134,7 +134,7 @@ def _begin_in_child(path, run_id: str, epochs: int) -> int:
     """A separate process begins a run, writes `epochs` epochs and dies without finishing it."""
     code = (
         "import os, sys\n"
-        "from core.history.store import Store\nfrom core.config import TrainConfig\n"
+        "from core.history.store import Store\nfrom core.settings.config import TrainConfig\n"
         "from tests.sample_runs import make_epochs\n"
         f"s = Store({str(path)!r})\n"
         f"s.begin({run_id!r}, TrainConfig(dataset='synthetic', train_subset=1000, epochs=5, batch_size=50))\n"

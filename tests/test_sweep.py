@@ -9,11 +9,11 @@ import time
 import pytest
 
 from core.cli import main
-from core.config import ConfigError
 from core.engine import limits, models, peak
 from core.engine.sweep import SweepConfig, SweepPoint, SweepResult, run_sweep
 from core.history.importer import RunFileError, validate_sweep
 from core.results.crossover import crossover_sentence
+from core.settings.config import ConfigError
 from tests.conftest import ROOT, borrowed, run_cli
 
 QUICK = dict(model="softmax", batch_sizes=(16, 256), steps=30, repeats=3)

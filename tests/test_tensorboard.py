@@ -1,5 +1,5 @@
-"""Runs as a TensorBoard log directory (core.tensorboard), read back by TensorBoard's own reader: the CLI's export
---tensorboard and History's download, checked against the runs as the history stored them, exactly."""
+"""Runs as a TensorBoard log directory (core.export.tensorboard), read back by TensorBoard's own reader: the CLI's
+export --tensorboard and History's download, checked against the runs as the history stored them, exactly."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from tensorboard.compat.proto import types_pb2
 from tensorboard.plugins.hparams import plugin_data_pb2
 from tensorboard.util import tensor_util
 
-from core import tensorboard
 from core.analysis import compare
 from core.cli.tensorboard import logdir_zip
+from core.export import tensorboard
 from core.history.profiles import xspace
 from core.history.store import Store
 from tests.conftest import run_cli

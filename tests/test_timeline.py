@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from core.analysis import compare
-from core.config import EXECUTIONS, TrainConfig
 from core.engine import data as datasets
 from core.engine.learned import STRIP_SIZE, strip_indices
 from core.engine.timeline import call_points
 from core.engine.training import train
 from core.history.checks import check_schema
 from core.results import CallPoint, EpochMetrics, RunResult
+from core.settings.config import EXECUTIONS, TrainConfig
 
 SMALL = dict(dataset="synthetic", train_subset=3_000, batch_size=20, epochs=3, seed=1)
 

@@ -5,11 +5,11 @@ import math
 
 import pytest
 
-from core.config import EXECUTION_ALIASES, EXECUTIONS, TrainConfig, canonical_execution
 from core.engine import models
 from core.engine.step import TARGET_CALL_SECONDS
 from core.engine.training import train
 from core.results import RunResult
+from core.settings.config import EXECUTION_ALIASES, EXECUTIONS, TrainConfig, canonical_execution
 
 TINY = dict(dataset="synthetic", train_subset=600, batch_size=50, seed=3)
 

@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from core.config import TrainConfig
 from core.engine import memory
 from core.history.store import Store, attach
+from core.settings.config import TrainConfig
 from tests.conftest import wait_until
 from ui import live
 

@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 
 from core.analysis import why, why_sentences
-from core.config import SweepConfig, TrainConfig
 from core.results import CallPoint, EpochMetrics, RunResult
 from core.results.measurements import GAPS, OPS, Limits, Measurements, ShapeTiming, StepTiming, TraceSummary
+from core.settings.config import SweepConfig, TrainConfig
 
 
 def run(step: float, measured: Measurements | None, batch: int = 100, steps: int = 600) -> RunResult:

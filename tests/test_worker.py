@@ -13,17 +13,17 @@ from dataclasses import dataclass
 
 import pytest
 
-from core import i18n
-from core.config import TrainConfig
 from core.history.store import Store, attach
+from core.language import i18n
 from core.runner import Runner, end_messages
 from core.runner.protocol import STOP_GRACE_SECONDS
+from core.settings.config import TrainConfig
 from tests.conftest import ROOT, wait_until
 
 # Five runs of different sizes (each a new dataset size and seed: in-process, ~650 MB each for good).
 MEMORY_SCRIPT = """
 import json, sys
-from core.config import TrainConfig
+from core.settings.config import TrainConfig
 from core.engine.kinds import JOB_KINDS
 from core.history.store import Store, attach
 from core.runner import Runner

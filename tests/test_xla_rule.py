@@ -1,4 +1,4 @@
-"""auto's one rule (core.config.XLA_AUTO_RULE), said the same in the CLI's help, the page's and the README, and
+"""auto's one rule (core.settings.config.XLA_AUTO_RULE), said the same in the CLI's help, the page's and the README, and
 true of what the engine does with it."""
 
 import re
@@ -6,8 +6,8 @@ import re
 import pytest
 
 from core.cli import build_parser
-from core.config import EXECUTIONS, MODELS, XLA_AUTO_RULE
 from core.engine.executions.base import jit_compile_for
+from core.settings.config import EXECUTIONS, MODELS, XLA_AUTO_RULE
 from tests.conftest import ROOT
 
 

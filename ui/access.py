@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 
 TOKEN_ENV = "TFDASH_PRESENTER_TOKEN"  # the environment, not argv: `ps` shows every process's arguments to all users
 PARAM = "token"

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from core.i18n import _
+from core.language.i18n import _
 
 ROW_CHARACTERS = 30  # a legend's labels up to this many characters in all share one row of a half-width chart
 LINE_CHARACTERS = 36  # a label longer than this goes on a line per part (PART) in a half-width chart at 1280x720

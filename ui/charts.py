@@ -9,7 +9,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 from ui import chart_aids, chart_axes
 
 # Okabe-Ito colours: distinct for colour-blind viewers and still distinct on a washed-out projector.

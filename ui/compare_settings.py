@@ -1,7 +1,7 @@
-"""The sidebar's "Compare along": an axis (core.axes.AXES) and its 2-4 values, or the Device choice's own runs.
+"""The sidebar's "Compare along": an axis (core.settings.axes.AXES) and its 2-4 values, or the Device choice's own runs.
 
 Widget keys: "axis" ("" = as the Device choice says), "axis_choices" (values of an axis with a fixed list),
-"axis_numbers" (typed values of a number axis). The values are checked by core.axes.Comparison, in one
+"axis_numbers" (typed values of a number axis). The values are checked by core.settings.axes.Comparison, in one
 sentence, when the page plans the runs; nothing is queued until they are good.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import device_modes
-from core.axes import AXES, MAX_VALUES, MIN_VALUES, Comparison
-from core.i18n import _
+from core.language.i18n import _
 from core.machine import hardware_check
+from core.settings import device_modes
+from core.settings.axes import AXES, MAX_VALUES, MIN_VALUES, Comparison
 from ui import view_state
 
 AS_DEVICE = ""  # the Device choice's own runs: one device, CPU vs GPU, or the execution modes

@@ -15,14 +15,14 @@ from typing import Any
 
 import streamlit as st
 
-from core import i18n
 from core.analysis import changes
-from core.axes import AXES, axis_of
 from core.engine import data as datasets
 from core.engine import models
-from core.i18n import N_, _, ngettext
+from core.language import i18n
+from core.language.i18n import N_, _, ngettext
 from core.machine import hardware_check
 from core.machine.device_spec import device_name
+from core.settings.axes import AXES, axis_of
 from ui.labels import EXECUTION_LABELS
 
 DASHBOARD = N_("TensorFlow training, live")  # the Train view with nothing to compare yet: true with or without a GPU

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from core import axes
 from core.analysis import changes, compare
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 from core.machine import busy as core_busy
 from core.results import RunResult, steady_epoch_seconds
-from core.states import State
+from core.results.states import State
+from core.settings import axes
 from ui import chart_aids, charts, compared, draw_once, layout, learned, ratios, run_text, tables
 
 X_AXES = {"clock": N_("Training seconds (the race)"), "epoch": N_("Epoch")}

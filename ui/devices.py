@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import i18n
 from core.cli.devices import limits_words
 from core.cluster import connect, messages
-from core.i18n import N_, _
+from core.language import i18n
+from core.language.i18n import N_, _
 from core.machine import hardware_check
 from ui import access, compared, layout, roofline, run_text, watcher
 from ui.labels import series_labels

@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-from core import i18n
+from core.language import i18n
 from ui import redraw
 
 MAX_KEPT = 32  # drawings kept: a few per view and setting; each holds its charts' data (a few hundred kB at most)

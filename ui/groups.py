@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.history.rows import HistoryRow
-from core.i18n import _
+from core.language.i18n import _
 from ui import run_text
 
 

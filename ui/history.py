@@ -14,8 +14,8 @@ from core.history import archive, profiles
 from core.history.importer import MAX_FILE_BYTES, ImportOutcome, RunFileError
 from core.history.rows import HistoryRow
 from core.history.store import Store, StoreError
-from core.i18n import _, ngettext
-from core.states import State
+from core.language.i18n import _, ngettext
+from core.results.states import State
 from ui import (
     access,
     comparison,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.config import TrainConfig, canonical_execution
 from core.engine.executions.base import jit_compile_for
-from core.i18n import N_, _
+from core.language.i18n import N_, _
+from core.settings.config import TrainConfig, canonical_execution
 
-# Short names for a legend, by execution mode (core.config.EXECUTIONS; old names read through its aliases).
+# Short names for a legend, by execution mode (core.settings.config.EXECUTIONS; old names read through its aliases).
 EXECUTION_LABELS = {
     "keras-fit": N_("plain fit"),
     "keras-fit-spe": N_("fit, steps_per_execution"),

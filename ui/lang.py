@@ -1,7 +1,7 @@
 """Which language the page speaks: `?lang=zh|en` in the address, else the sidebar's switch, else the browser's.
 
 apply() decides it at the start of every script run (streamlit_app.main) and keeps it in session_state, where
-core.i18n's resolver finds it from any thread that runs this session's script: a callback or a live tick, which
+core.language.i18n's resolver finds it from any thread that runs this session's script: a callback or a live tick, which
 Streamlit may run in a new thread, speaks the page's language too. A language chosen (by the address or the
 switch) is written back to the address, so a reload, a view change and a prepared link keep it; ui.links writes
 only its own names there, so the two never overwrite each other.
@@ -12,8 +12,8 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from core import i18n
-from core.i18n import N_, _  # noqa: F401 (the entry takes them from here: it imports only ui/)
+from core.language import i18n
+from core.language.i18n import N_, _  # noqa: F401 (the entry takes them from here: it imports only ui/)
 
 PARAM = "lang"  # the address' name
 KEY = "lang"  # session_state: the language chosen on this page, by its address or its switch
@@ -46,7 +46,7 @@ def apply() -> str:
 
 
 def _session() -> str | None:
-    # core.i18n's resolver: None off a page's script thread (the runner's threads, a test's own thread).
+    # core.language.i18n's resolver: None off a page's script thread (the runner's threads, a test's own thread).
     if get_script_run_ctx(suppress_warning=True) is None:
         return None
     return st.session_state.get(NOW)

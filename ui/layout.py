@@ -24,8 +24,8 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from core import i18n
-from core.i18n import _
+from core.language import i18n
+from core.language.i18n import _
 
 CSS = """
 <style>

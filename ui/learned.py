@@ -19,7 +19,7 @@ import streamlit as st
 from PIL import Image
 
 from core.engine import data as datasets
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 from core.results import Learned, RunResult
 
 CLASS_NAMES = {

@@ -3,7 +3,8 @@
 A presenter prepares links for a talk (`/?mode=fit:cpu&model=mlp&epochs=6&...`), and a reload keeps the
 settings. The address is read once per browser session, before the sidebar's widgets are drawn, and written
 back whenever the settings change. A bad value in a link is refused in the sentence a widget's bad value gets
-(core.config, core.axes and core.machine.hardware_check check both), and Run stays off until that setting is changed.
+(core.settings.config, core.settings.axes and core.machine.hardware_check check both), and Run stays off until that
+setting is changed.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from typing import Any
 
 import streamlit as st
 
-from core import device_modes
-from core.axes import AXES, Comparison
-from core.config import ConfigError, TrainConfig
 from core.machine import hardware_check
+from core.settings import device_modes
+from core.settings.axes import AXES, Comparison
+from core.settings.config import ConfigError, TrainConfig
 
 READ = "links_read"  # session key: this session has read its address
 PROBLEMS = "link_problems"  # widget key -> (the value the link left it at, the sentence), while it stands

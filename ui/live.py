@@ -2,7 +2,7 @@
 
 A group is the jobs one click submits (a Run: CPU then GPU, say; a Run sweep: one sweep); the runner records
 it, so any page, a reloaded one included, finds all of a group from one id. Their ids GROUP-1, GROUP-2, ...
-name the group in the history too. Every count and progress word comes from core.progress. No streamlit here.
+name the group in the history too. Every count and progress word comes from core.language.progress. No streamlit here.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from core import progress
-from core.config import TrainConfig
 from core.engine import data as datasets
-from core.i18n import _
+from core.language import progress
+from core.language.i18n import _
 from core.results import RunResult
+from core.results.states import ACTIVE, State
 from core.runner import JobStatus, Runner
-from core.states import ACTIVE, State
+from core.settings.config import TrainConfig
 
 
 def submit_group(runner: Runner, configs: Sequence[object]) -> list[str]:

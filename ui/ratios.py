@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import axes
 from core.analysis import changes, compare
-from core.i18n import _
+from core.language.i18n import _
 from core.results import RunResult
+from core.settings import axes
 from ui import run_text
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from core.results.states import State
 from core.runner import JobStatus
-from core.states import State
 from ui import live
 
 # Charts redrawn at most this often while epochs land: each redraw slows a CPU run (bench/headline_in_page.py).

@@ -6,11 +6,11 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from core import i18n
 from core.cluster import messages
 from core.engine import memory
 from core.engine.kinds import JOB_KINDS
 from core.history import store as history
+from core.language import i18n
 from core.machine import hardware_check
 from core.runner import Runner, pool
 from ui import access, priority, salvage

@@ -13,12 +13,12 @@ import socket
 
 import streamlit as st
 
-from core import progress
 from core.history.rows import history_row
 from core.history.store import StoreError
-from core.i18n import N_, _
+from core.language import progress
+from core.language.i18n import N_, _
 from core.results import RunResult
-from core.states import State
+from core.results.states import State
 from ui import compared, groups, run_text
 from ui.labels import distinct_labels
 from ui.resources import get_store

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import roofline, why
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 from core.results import RunResult, SweepPoint
 from ui import charts, run_text, step_trace
 

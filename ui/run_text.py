@@ -9,12 +9,12 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
-from core import progress
-from core.config import TrainConfig
 from core.history.rows import HistoryRow, SweepRow
-from core.i18n import _
+from core.language import progress
+from core.language.i18n import _
 from core.machine.device_spec import parse_device_name
 from core.results import RunResult, SweepPoint
+from core.settings.config import TrainConfig
 from ui.labels import SETTING_WORDS, distinct_labels
 
 # Characters that start emphasis, code, links, images, HTML, tables or LaTeX anywhere in a line; a colon before a

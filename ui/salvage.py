@@ -15,7 +15,7 @@ import streamlit as st
 from core.history.paths import DAMAGED_WORDS as DAMAGED  # SQLite's words for a damaged file
 from core.history.salvage import salvage as salvage_into
 from core.history.store import StoreError
-from core.i18n import _
+from core.language.i18n import _
 from ui import access
 
 NOTE = "salvage_note"  # session_state: (level, sentence) of the last salvage

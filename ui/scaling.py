@@ -9,16 +9,16 @@ from functools import partial
 
 import streamlit as st
 
-from core import device_modes
-from core.config import DEFAULT_BATCH_SIZES, MAX_HIDDEN, MAX_REPEATS, MAX_STEPS, ConfigError
 from core.engine import models
 from core.history.rows import result_csv
 from core.history.store import Store, StoreError
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 from core.machine import hardware_check
 from core.results import SweepPoint, SweepResult, points_frame
 from core.results.crossover import crossover_sentence
 from core.runner import JobStatus
+from core.settings import device_modes
+from core.settings.config import DEFAULT_BATCH_SIZES, MAX_HIDDEN, MAX_REPEATS, MAX_STEPS, ConfigError
 from ui import charts, layout, live, roofline, run_text, sweep_plan, tables, view_state, watcher
 from ui.resources import get_store, hardware
 

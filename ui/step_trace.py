@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import why, why_sentences
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 from ui import charts, run_text
 
 CAVEAT = N_(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from core import device_modes
-from core.config import ConfigError, SweepConfig
-from core.i18n import _
+from core.language.i18n import _
 from core.machine import hardware_check
+from core.settings import device_modes
+from core.settings.config import ConfigError, SweepConfig
 
 
 def sweep_devices(hw: hardware_check.Hardware) -> dict[str, device_modes.Mode]:

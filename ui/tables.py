@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from core import progress
 from core.analysis import compare, roofline
 from core.history.rows import HistoryRow
-from core.i18n import N_, _
+from core.language import progress
+from core.language.i18n import N_, _
 from core.results import RunResult, SweepPoint
 from ui.run_text import execution_words, short_time
 

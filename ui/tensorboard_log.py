@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.cli.tensorboard import logdir_zip
 from core.history.store import Store, StoreError
-from core.i18n import _, ngettext
+from core.language.i18n import _, ngettext
 from ui import access
 
 KEY = "tensorboard_log"  # session state: (the run ids it holds, the .zip)

@@ -10,17 +10,19 @@ from functools import partial
 
 import streamlit as st
 
-from core import device_modes, i18n, snippet
 from core.cluster import messages as cluster_messages
-from core.config import ConfigError, TrainConfig
 from core.engine import data as datasets
 from core.engine.devices import GPU_ADVICE
+from core.export import snippet
 from core.history import profiles, recorder
-from core.i18n import N_, _
+from core.language import i18n
+from core.language.i18n import N_, _
 from core.machine import backends, hardware_check
 from core.results import RunResult
+from core.results.states import State
 from core.runner import JobStatus, end_messages
-from core.states import State
+from core.settings import device_modes
+from core.settings.config import ConfigError, TrainConfig
 from ui import (
     charts,
     compare_settings,

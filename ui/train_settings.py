@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import device_modes
-from core.config import (
+from core.engine import data as datasets
+from core.engine import models
+from core.engine.devices import GPU_ADVICE
+from core.language.i18n import N_, _
+from core.machine import hardware_check
+from core.settings import device_modes
+from core.settings.config import (
     EXECUTIONS,
     MAX_BATCH,
     MAX_EPOCHS,
@@ -21,19 +26,17 @@ from core.config import (
     XLA_AUTO_RULE,
     XLA_CHOICES,
 )
-from core.engine import data as datasets
-from core.engine import models
-from core.engine.devices import GPU_ADVICE
-from core.i18n import N_, _
-from core.machine import hardware_check
-from core.presets import PRESET_MODES, PRESETS
+from core.settings.presets import PRESET_MODES, PRESETS
 from ui import compare_settings, compared, entered, links, view_state
 from ui.resources import hardware
 
 # The widget shows "the whole set" as 0; TrainConfig says None.
 WIDGET_PRESETS = {name: {**p, "train_subset": p["train_subset"] or 0} for name, p in PRESETS.items()}
 DEFAULTS = {**WIDGET_PRESETS["The tutorial"], "mode": "cpu"}
-PRESET_NAMES = (N_("The tutorial"), N_("Quick demo"))  # core.config.PRESETS' names, in the catalogs (the buttons)
+PRESET_NAMES = (
+    N_("The tutorial"),
+    N_("Quick demo"),
+)  # core.settings.config.PRESETS' names, in the catalogs (the buttons)
 OPTIMIZER_LABELS = {"sgd": N_("SGD (plain gradient descent)"), "adam": "Adam"}
 EXECUTION_LABELS = {
     "multi-step-loop": N_("Multi-step loop: many steps per tf.function call"),

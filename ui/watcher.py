@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from core.config import SweepConfig, TrainConfig
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 from core.machine import hardware_check
+from core.results.states import State
 from core.runner import JobStatus
-from core.states import State
+from core.settings.config import SweepConfig, TrainConfig
 from ui import access, live, priority, viewer_wait
 from ui.redraw import REDRAW_S, Drawn, drawn, should_redraw
 from ui.resources import get_runner, hardware

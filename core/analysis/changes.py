@@ -26,7 +26,7 @@ def is_chain(results: list[RunResult]) -> bool:
 
 def chained(configs: list[dict[str, Any]]) -> bool:
     """Three or more configs, each differing from the one before it in exactly one setting, not all in the same one
-    (that is a comparison along one axis: core.axes)."""
+    (that is a comparison along one axis: core.settings.axes)."""
     changed = [differences(a, b) for a, b in pairwise(configs)]
     return len(configs) >= 3 and all(len(c) == 1 for c in changed) and len({c[0] for c in changed}) > 1
 

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 from core.results import EpochInProgress, RunResult, SweepPoint, elapsed_seconds, steady_epoch_seconds
 
 # At least this many steady-state calls of a run before its interval resamples calls rather than epochs.

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from core.analysis import compare
 from core.analysis.roofline import positive
-from core.i18n import N_
+from core.language.i18n import N_
 from core.results.measurements import GAPS, OPS
 
 HALF = 0.5

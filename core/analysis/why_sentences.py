@@ -1,12 +1,12 @@
-"""A run's why in whole sentences (core.i18n translates each; the figures go into their places): the trace and its
-check against the run's own timer, the bound, the line and its prediction, the floors, and the advice."""
+"""A run's why in whole sentences (core.language.i18n translates each; the figures go into their places): the trace and
+its check against the run's own timer, the bound, the line and its prediction, the floors, and the advice."""
 
 from __future__ import annotations
 
 from core.analysis.compare import INTERVAL
 from core.analysis.roofline import si
 from core.analysis.why import FACTOR, GAPS_WORDS, HELPS, OPS_WORDS, Why, duration
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 
 
 def trace_check(w: Why) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any
 from core.history.limits import without_controls
 from core.history.recorder import Recorder
 from core.history.store import StoreError
-from core.states import State
+from core.results.states import State
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 

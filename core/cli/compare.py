@@ -12,15 +12,15 @@ import uuid
 from pathlib import Path
 
 from core.analysis import compare
-from core.axes import AXES, Comparison
 from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, stop_on_ctrl_c, write_json
 from core.cli.train import add_train_flags, config_from_args, epoch_printer, ready
-from core.config import ConfigError
 from core.engine import memory
 from core.history.recorder import Recorder
 from core.history.store import Store, StoreError
 from core.machine import busy
-from core.states import State
+from core.results.states import State
+from core.settings.axes import AXES, Comparison
+from core.settings.config import ConfigError
 
 
 def ratio_lines(results, names: list[str]) -> list[str]:

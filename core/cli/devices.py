@@ -9,7 +9,7 @@ import os
 import sys
 
 from core.cli.common import EXIT_OK, Command, fail
-from core.i18n import _
+from core.language.i18n import _
 
 
 def cmd_devices(args: argparse.Namespace) -> int:

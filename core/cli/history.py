@@ -19,7 +19,7 @@ from core.history.limits import MAX_CELL, printable, read_limited, without_contr
 from core.history.paths import check_path
 from core.history.salvage import salvage
 from core.history.store import Store, StoreError, default_db_path
-from core.states import State
+from core.results.states import State
 
 LONG_CELL = 400  # a sweep's last column is a sentence (an error, the crossover)
 

@@ -6,7 +6,12 @@ import argparse
 
 from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.cli.train import ready
-from core.config import (
+from core.engine import memory
+from core.history.limits import without_controls
+from core.history.recorder import Recorder
+from core.history.store import Store, StoreError, new_run_id
+from core.results import crossover
+from core.settings.config import (
     DATASETS,
     DEFAULT_BATCH_SIZES,
     MODELS,
@@ -16,11 +21,6 @@ from core.config import (
     ConfigError,
     SweepConfig,
 )
-from core.engine import memory
-from core.history.limits import without_controls
-from core.history.recorder import Recorder
-from core.history.store import Store, StoreError, new_run_id
-from core.results import crossover
 
 
 def _sweep_flags(p: argparse.ArgumentParser) -> None:

@@ -1,5 +1,5 @@
 """python -m core export --tensorboard DIR [RUN_ID ...]: recorded runs as a TensorBoard log directory
-(core.tensorboard)."""
+(core.export.tensorboard)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from core.history import archive
 from core.history.limits import MAX_CELL, printable
 from core.history.paths import check_path
 from core.history.store import Store, StoreError, default_db_path
-from core.i18n import _
+from core.language.i18n import _
 
 
 def export_tensorboard(args: argparse.Namespace) -> int:
@@ -27,7 +27,7 @@ def export_tensorboard(args: argparse.Namespace) -> int:
         return fail(
             f"--tensorboard {args.tensorboard} is a file; name a folder (it is created if need be).", EXIT_USAGE
         )
-    from core import tensorboard
+    from core.export import tensorboard
 
     try:
         path = default_db_path() if args.db is None else check_path(args.db)

@@ -8,7 +8,14 @@ import sys
 
 from core.analysis import compare, why, why_sentences
 from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, save_and_report, stop_on_ctrl_c
-from core.config import (
+from core.engine import memory
+from core.history.limits import without_controls
+from core.history.recorder import Recorder
+from core.history.store import Store, StoreError, new_run_id
+from core.machine.device_spec import device_name
+from core.results import steady_epoch_seconds
+from core.results.states import State
+from core.settings.config import (
     DATASETS,
     EXECUTIONS,
     MODELS,
@@ -20,13 +27,6 @@ from core.config import (
     TrainConfig,
     canonical_execution,
 )
-from core.engine import memory
-from core.history.limits import without_controls
-from core.history.recorder import Recorder
-from core.history.store import Store, StoreError, new_run_id
-from core.machine.device_spec import device_name
-from core.results import steady_epoch_seconds
-from core.states import State
 
 
 def add_train_flags(p: argparse.ArgumentParser) -> None:

@@ -1,7 +1,8 @@
 """What the cluster's code says, as marked templates: filled in English where it is said (the cluster check's
-thread, the runner, the CLI), and read back into the page's language where a page shows it (core.i18n.again)."""
+thread, the runner, the CLI), and read back into the page's language where a page shows it
+(core.language.i18n.again)."""
 
-from core.i18n import N_
+from core.language.i18n import N_
 
 FORMS = N_("auto, HOST:PORT (a node's Ray address, port 6379 by default) or ray://HOST:PORT (Ray Client, 10001)")
 BAD_ADDRESS = N_("{env} (or --ray) must be {forms}, not {text}.")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 
 # Debian's and Ubuntu's `apt-get install dataset-fashion-mnist` puts the real files here.
 DEBIAN_FASHION_DIR = Path("/usr/share/datasets/fashion-mnist")

@@ -8,11 +8,11 @@ import socket
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
-from core.config import parse_device
 from core.engine.tf_setup import tf
-from core.i18n import N_
+from core.language.i18n import N_
 from core.machine import backends
 from core.machine.device_spec import DeviceSpec
+from core.settings.config import parse_device
 
 GPU_ADVICE = N_(
     'To train on a GPU, install the CUDA build with pip install "tensorflow[and-cuda]" on a Linux '

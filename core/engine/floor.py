@@ -14,11 +14,11 @@ import time
 
 import numpy as np
 
-from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine import executions
 from core.engine.job import never_stop
 from core.engine.tf_setup import tf
+from core.settings.config import TrainConfig
 
 FLOOR_STEPS = 256  # per epoch; the first epoch traces (and with XLA compiles), the rest are timed
 TIMED_EPOCHS = 2  # the fastest counts: anything else on the machine only ever slows a step

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from core.config import ConfigError
 from core.engine import data as datasets
 from core.engine import devices
 from core.engine.tf_setup import tf
 from core.results import utc_now
-from core.states import State
+from core.results.states import State
+from core.settings.config import ConfigError
 
 StopCheck = Callable[[], bool]
 R = TypeVar("R")

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 
-from core.config import MIN_SUBSET, SweepConfig, TrainConfig
 from core.engine import data as datasets
 from core.engine import memory
 from core.engine.sweep import run_sweep
 from core.engine.tf_setup import tf
 from core.engine.training import train
+from core.settings.config import MIN_SUBSET, SweepConfig, TrainConfig
 
 # What a zygote imports before it forks each worker (core.spawn.zygote): importing them runs no TensorFlow op.
 PRELOAD = ("tensorflow", "keras", "core.engine.kinds")

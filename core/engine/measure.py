@@ -8,10 +8,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from core.config import TrainConfig
 from core.engine import limits, models, profile, shapes, trace
 from core.engine.job import Cancelled, StopCheck
 from core.results.measurements import Limits, Measurements, ShapeTiming
+from core.settings.config import TrainConfig
 
 
 @dataclass

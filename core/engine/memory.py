@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.config import ConfigError, SweepConfig, TrainConfig
 from core.engine import models
 from core.engine.data import SWEEP_POOL_SIZE, TEST_SIZE
 from core.machine.device_spec import device_name
+from core.settings.config import ConfigError, SweepConfig, TrainConfig
 
 FLOAT_BYTES = 4
 SAMPLE_BYTES = math.prod(models.INPUT_SHAPE) * FLOAT_BYTES + 4  # float32 pixels and an int32 label

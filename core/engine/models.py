@@ -2,7 +2,7 @@
 
 The table (LayerSpec: a keras.layers class and its arguments) is the one description of a model: build() makes
 the Keras model from it (and so flops.count and traffic.count count it), core.engine.memory works out its
-shapes without TensorFlow, and core.snippet writes it as Show code's source.
+shapes without TensorFlow, and core.export.snippet writes it as Show code's source.
 
 Each layer gets the run's dtype policy (keras.DTypePolicy: "float32", "mixed_float16", "mixed_bfloat16")
 through its own dtype= argument, never keras.mixed_precision.set_global_policy: a process-wide policy
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.i18n import N_
+from core.language.i18n import N_
 
 NUM_CLASSES = 10
 INPUT_SHAPE = (28, 28)  # one image, as every dataset gives it

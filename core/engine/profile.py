@@ -22,13 +22,13 @@ import statistics
 import time
 from dataclasses import replace
 
-from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine import models, timeline
 from core.engine.executions import REGISTRY
 from core.engine.job import Cancelled, never_stop
 from core.results import MAX_CALLS_PER_EPOCH
 from core.results.measurements import StepTiming
+from core.settings.config import TrainConfig
 
 # Timed steps per round, sized from a guess of the step (the step floor plus FLOPs at GUESS_GFLOPS) to about
 # ROUND_SECONDS of work, within MIN_STEPS..MAX_STEPS.

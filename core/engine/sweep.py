@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from core.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
 from core.engine import data as datasets
 from core.engine import devices, limits, models, traffic
 from core.engine import peak as peaks
@@ -34,6 +33,7 @@ from core.engine.step import StepRunner, build_train_chunk
 from core.engine.tf_setup import tf
 from core.machine import backends
 from core.results import SWEEP_SCHEMA_VERSION, SweepPoint, SweepResult, points_frame, utc_now
+from core.settings.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
 
 __all__ = [
     "DEFAULT_BATCH_SIZES",

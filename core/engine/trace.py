@@ -18,13 +18,13 @@ from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 
-from core.config import TRAIN_SIZES
 from core.engine import models, xspace
 from core.engine.executions import REGISTRY
 from core.engine.job import Cancelled
 from core.engine.tf_setup import tf
-from core.i18n import N_
+from core.language.i18n import N_
 from core.results.measurements import TraceSummary
+from core.settings.config import TRAIN_SIZES
 
 # A window lasts at least WINDOW_SECONDS and MIN_STEPS steps after its first call, whole calls, at most MAX_STEPS.
 WINDOW_SECONDS, MIN_STEPS, MAX_STEPS = 0.03, 20, 200  # 200 of the tutorial's steps: a 1 MB trace

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine import devices, executions, flops, learned, load, models, timeline, traffic
 from core.engine.executions import Execution, jit_compile_for
@@ -24,6 +23,7 @@ from core.engine.tf_setup import tf
 from core.machine import backends
 from core.results import EpochInProgress, EpochMetrics, RunResult, utc_now
 from core.results.measurements import Measurements
+from core.settings.config import TrainConfig
 
 __all__ = ["Cancelled", "EpochCallback", "ProgressCallback", "StopCheck", "train"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 
 # A description's shape -> its phrase; the numbers a shape captures are put back as they were written.
 SHAPES = {

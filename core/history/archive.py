@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.history.limits import MAX_FILE_BYTES, SIZE_WORDS, printable
-from core.i18n import _
+from core.language.i18n import _
 
 MAX_ZIP_FILES = 200  # .json members in one .zip; History's own downloads hold the runs picked
 MAX_ZIP_BYTES = 100 * 2**20  # unzipped, all members together: 200 of the tutorial's runs are about 40 MB

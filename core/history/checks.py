@@ -16,15 +16,15 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker, validators
 from jsonschema.exceptions import ValidationError
 
-from core.config import ConfigError, SweepConfig, TrainConfig
 from core.history.allowed import allowed_words
 from core.history.keywords import KEYWORDS
 from core.history.limits import RunFileError, show, show_key
 from core.history.schemas import SCHEMAS, TRAIN_KIND
-from core.i18n import _
+from core.language.i18n import _
 from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult, crossover
 from core.results.measurements import Measurements
-from core.states import State
+from core.results.states import State
+from core.settings.config import ConfigError, SweepConfig, TrainConfig
 
 # JSON Schema counts 1.0 as an integer; a file's whole numbers are written as 1, so anything else is refused.
 _TYPES = Draft202012Validator.TYPE_CHECKER.redefine(

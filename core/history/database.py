@@ -30,7 +30,7 @@ from core.history.paths import (
     default_db_path as default_db_path,
 )
 from core.history.paths import is_damaged
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 
 SCHEMA = len(MIGRATIONS)
 

@@ -9,7 +9,7 @@ from core.history import importer, tables
 from core.history.importer import ImportOutcome, RunFileError
 from core.history.paths import StoreError
 from core.history.rows import result_csv
-from core.i18n import _
+from core.language.i18n import _
 from core.results import RunResult, SweepResult
 
 

@@ -21,9 +21,9 @@ from core.history.limits import MAX_FILE_BYTES as MAX_FILE_BYTES  # re-exported:
 from core.history.limits import RunFileError as RunFileError
 from core.history.limits import check_values, clean_labels, parse_bytes, read_limited, show
 from core.history.schemas import IMPORTABLE_STATUSES, TRAIN_KIND
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 from core.results import SWEEP_KIND, RunResult, SweepResult, utc_now
-from core.states import State
+from core.results.states import State
 
 __all__ = ["IMPORTABLE_STATUSES", "MAX_FILE_BYTES", "RunFileError"]
 

@@ -15,7 +15,7 @@ import re
 import stat
 from typing import Any
 
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 
 MAX_FILE_BYTES = 5 * 2**20  # Streamlit's server.maxUploadSize is 5 (MiB) too: the page's uploads stop at this size
 SIZE_WORDS = f"{MAX_FILE_BYTES / 2**20:g} MiB"

@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 
 DB_ENV = "TFDASH_DB"
 LOCK_ENV = "TFDASH_LOCK_TIMEOUT"
@@ -83,7 +83,7 @@ def lock_timeout() -> float:
 
 
 # The sentences of a refused write: said by whichever thread wrote (a runner's listener speaks English), read back
-# into a page's language where a page shows them (core.history.recorder.SAID, core.i18n.again).
+# into a page's language where a page shows them (core.history.recorder.SAID, core.language.i18n.again).
 WRITE_LOCKED = N_(
     "The run history {path} cannot be written: it stayed locked by another process for {timeout:g} s ({text})."
 )

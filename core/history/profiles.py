@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 from core.history.paths import StoreError
-from core.i18n import _
+from core.language.i18n import _
 
 SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 

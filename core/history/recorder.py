@@ -13,12 +13,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from core.config import TrainConfig
 from core.history import paths
 from core.history.paths import StoreError
-from core.i18n import N_
+from core.language.i18n import N_
 from core.results import RunResult
-from core.states import State
+from core.results.states import State
+from core.settings.config import TrainConfig
 
 SAVE_TRIES = 3  # a locked history is tried this many times (each waits store.lock_timeout) before giving up
 RETRY_S = 10.0  # between tries of a final state the history refused, while the server runs

@@ -8,8 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
-from core.config import canonical_execution
-from core.i18n import _
+from core.language.i18n import _
 from core.results import (
     SWEEP_KIND,
     RunResult,
@@ -20,6 +19,7 @@ from core.results import (
     steady_epoch_seconds,
 )
 from core.results.run import EPOCH_COLUMNS
+from core.settings.config import canonical_execution
 
 
 @dataclass(frozen=True)

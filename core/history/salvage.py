@@ -21,9 +21,9 @@ from core.history import tables, truncated
 from core.history.database import connect
 from core.history.limits import RunFileError
 from core.history.paths import StoreError, check_path
-from core.i18n import _
+from core.language.i18n import _
 from core.results import SWEEP_KIND, RunResult, SweepResult
-from core.states import State
+from core.results.states import State
 
 _ID_SCANS = (
     "SELECT run_id FROM runs",

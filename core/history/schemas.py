@@ -14,7 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from core.config import (
+from core.history.fields import SCALAR as _SCALAR
+from core.history.fields import closed, list_of, number, open_ended, text, whole
+from core.history.measured import MEASURED
+from core.results import MAX_CALLS_PER_EPOCH, MAX_STRIP, STATUSES
+from core.results.states import ENDED
+from core.settings.config import (
     MAX_BATCH,
     MAX_BATCH_SIZES,
     MAX_DEVICES,
@@ -24,11 +29,6 @@ from core.config import (
     SweepConfig,
     TrainConfig,
 )
-from core.history.fields import SCALAR as _SCALAR
-from core.history.fields import closed, list_of, number, open_ended, text, whole
-from core.history.measured import MEASURED
-from core.results import MAX_CALLS_PER_EPOCH, MAX_STRIP, STATUSES
-from core.states import ENDED
 
 NUM_CLASSES = 10  # every dataset's labels are 0..9
 
@@ -140,7 +140,7 @@ SWEEP_SETTING = {
     "type": [*_SCALAR, "array"],
     "maxLength": 38,
     "maxItems": MAX_CONFIG_LIST,
-    # 72: a Ray node's device, NODE/gpu:0 with a node name of up to 63 characters (core.config).
+    # 72: a Ray node's device, NODE/gpu:0 with a node name of up to 63 characters (core.settings.config).
     "items": {"type": _SCALAR, "maxLength": 72, "description": "a short value"},
     "description": f"a short value or a list of at most {MAX_CONFIG_LIST} short values",
 }

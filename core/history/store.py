@@ -24,7 +24,7 @@ from core.history.exchange import FileExchange
 from core.history.importer import RunFileError
 from core.history.paths import StoreError, default_db_path
 from core.history.rows import HistoryRow, SweepRow, sweep_row, unreadable_sweep_row
-from core.i18n import _
+from core.language.i18n import _
 from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
 
 __all__ = ["Store", "StoreError", "attach", "default_db_path", "get_store", "new_run_id"]

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import fields
 
 from core.results import EpochMetrics, RunResult, mean_epoch, steady_epoch_seconds
-from core.states import State
+from core.results.states import State
 
 _EPOCH_FIELDS = {f.name for f in fields(EpochMetrics)}
 

@@ -16,7 +16,7 @@ from core.history.checks import check_result
 from core.history.limits import RunFileError
 from core.history.paths import StoreError
 from core.history.rows import HistoryRow, execution_name
-from core.i18n import _
+from core.language.i18n import _
 from core.results import SWEEP_KIND, EpochMetrics, RunResult, SweepResult, utc_now
 from core.results.measurements import Measurements
 

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.config import PRECISIONS, ConfigError
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 from core.machine.device_spec import device_name
+from core.settings.config import PRECISIONS, ConfigError
 
 AMPERE = (8, 0)  # the first NVIDIA compute capability with bfloat16 tensor cores
 
@@ -56,7 +56,7 @@ class Backend:
 BACKENDS: dict[str, Backend] = {
     # On a CPU, "auto" is off, as Keras' jit_compile="auto" is on a machine without a GPU: XLA slows the
     # convolutions there, and a CPU run beside a GPU run should not change with the machine it is on.
-    # The one exception (the multi-step loop of a dense model) is core.config.XLA_ON_CPU.
+    # The one exception (the multi-step loop of a dense model) is core.settings.config.XLA_ON_CPU.
     "cpu": Backend("cpu", "CPU", True, False, _any_precision),
     "cuda": Backend("cuda", "NVIDIA GPU (CUDA)", True, True, _cuda_precision),
     "metal": Backend(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 
-from core.i18n import _
+from core.language.i18n import _
 
 BUSY = 0.10  # other programs' share of the machine's cores above which a headline says so
 

@@ -1,7 +1,7 @@
 """A device name as a user types it ('gpu', 'cpu:1', 'gpu:all', 'box/gpu:0'), parsed once into a typed value.
 
 TensorFlow's words: tf.DeviceSpec names the same parts device_type and device_index; `node` is a Ray node
-(core.cluster). core.config builds one per run (TrainConfig.device_spec); the engine reads it, never the text.
+(core.cluster). core.settings.config builds one per run (TrainConfig.device_spec); the engine reads it, never the text.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """What hardware the dashboard may train on (this machine's, a Ray cluster's nodes'), found without importing
-TensorFlow in its process; and the Devices view's rows of it. Which runs a device mode makes is core.device_modes.
+TensorFlow in its process; and the Devices view's rows of it. Which runs a device mode makes is
+core.settings.device_modes.
 
 Finding GPUs needs TensorFlow (3-4 s to import, far more on a cold disk), so the dashboard asks a
 subprocess (`python -m core devices --json`) from a background thread, once per server process,
@@ -23,7 +24,7 @@ from core.cluster.connect import ADDRESS_ENV
 from core.engine.devices import GPU_ADVICE
 from core.engine.limits import share_path
 from core.engine.limits import write as write_limits
-from core.i18n import _
+from core.language.i18n import _
 from core.machine import backends
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from core.i18n import _
+from core.language.i18n import _
 from core.results import SweepPoint
 
 

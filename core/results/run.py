@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from core.results.measurements import Measurements
-from core.states import ENDED, State
+from core.results.states import ENDED, State
 
 # A training run's file format. 2 added each epoch's calls (the race against the clock) and learned (what the
 # model learned); 3 the config's precision (a Keras dtype policy) and xla, and the device's compute_dtype and

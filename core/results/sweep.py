@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from core.config import SWEEP_KIND
-from core.states import State
+from core.results.states import State
+from core.settings.config import SWEEP_KIND
 
 SWEEP_SCHEMA_VERSION = 1
 

@@ -1,7 +1,7 @@
 """What the runner says of a job that ended early, as marked templates: filled in English where it is said (the
-runner's threads, the CLI), read back into a page's language where a page shows it (core.i18n.again)."""
+runner's threads, the CLI), read back into a page's language where a page shows it (core.language.i18n.again)."""
 
-from core.i18n import N_
+from core.language.i18n import N_
 
 KILLED = N_("The worker process (pid {pid}) was killed ({signal})")
 KILLED_OOM = N_("The worker process (pid {pid}) was killed ({signal}, often the system running out of memory)")

@@ -7,11 +7,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from core import progress
+from core.language import progress
 from core.results import utc_now
+from core.results.states import State
 from core.runner import end_messages
 from core.runner.protocol import Done, Ending, Lost, Stopped
-from core.states import State
 
 
 @dataclass

@@ -27,10 +27,10 @@ from core.cluster.nodes import Node, find
 from core.machine.device_spec import device_name
 from core.polling import poll_until
 from core.results import EpochInProgress
+from core.results.states import State
 from core.runner import end_messages
 from core.runner.deltas import head
 from core.runner.protocol import Done, Ending, Lost, StopGrace, Stopped
-from core.states import State
 
 # Each poll takes the GIL from the training thread on the node: every 0.5 s costs ~1% of an epoch
 # (bench/ray_overhead.py).

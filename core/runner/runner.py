@@ -21,13 +21,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from core.results import EpochInProgress
+from core.results.states import ACTIVE, State
 from core.runner.deltas import grown
 from core.runner.jobs import Job, JobStatus, ending
 from core.runner.kind import JobKind, as_job_kind
 from core.runner.pool import Pool, timed
 from core.runner.protocol import STOP_GRACE_SECONDS, Died, Done, Ending
 from core.runner.turns import Turn, alternate
-from core.states import ACTIVE, State
 
 __all__ = ["Job", "JobKind", "JobStatus", "Listener", "Runner"]
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
+from core.results.states import State
 from core.runner.deltas import head
 from core.runner.protocol import Done, Go, Hello, Item, Ready, Start, Stop, WantsTurn
-from core.states import State
 
 
 def _serve(conn: Connection) -> None:

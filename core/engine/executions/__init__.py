@@ -1,4 +1,4 @@
-"""Execution modes by name (core.config.EXECUTIONS): how one epoch of training runs.
+"""Execution modes by name (core.settings.config.EXECUTIONS): how one epoch of training runs.
 
 keras-fit (compile + fit), keras-fit-spe (the same with steps_per_execution) and multi-step-loop
 (many steps in one tf.function). All three train the same batches in the same order, with the same

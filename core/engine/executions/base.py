@@ -7,12 +7,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from core.config import XLA_ON_CPU, TrainConfig
 from core.engine import data as datasets
 from core.engine.job import StopCheck
 from core.engine.timeline import Mark
 from core.machine import backends
 from core.machine.device_spec import device_name
+from core.settings.config import XLA_ON_CPU, TrainConfig
 
 
 def jit_compile_for(

@@ -10,12 +10,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine.executions.base import Execution, make_optimizer
 from core.engine.job import Cancelled, StopCheck, never_stop
 from core.engine.step import TARGET_CALL_SECONDS
 from core.engine.tf_setup import tf
+from core.settings.config import TrainConfig
 
 # The calibration of keras-fit-spe: untimed steps on a throwaway copy of the model, at least this
 # many and this long, after one call that traces (and with XLA compiles) the step.

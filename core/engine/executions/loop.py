@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from core.config import TrainConfig
 from core.engine import data as datasets
 from core.engine.executions.base import Execution, make_optimizer
 from core.engine.job import Cancelled, StopCheck
 from core.engine.step import StepRunner, build_train_chunk
 from core.engine.tf_setup import tf
+from core.settings.config import TrainConfig
 
 EVAL_BATCH = 1000
 # Calls per epoch at least (each still at least MIN_CALL_SECONDS): a short epoch still gives the race a

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.axes import AXES, Comparison
-from core.config import EXECUTIONS, ConfigError, TrainConfig
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 from core.machine import backends
 from core.machine.device_spec import device_name
 from core.machine.hardware_check import CHECKING, FAILED, READY, Hardware
+from core.settings.axes import AXES, Comparison
+from core.settings.config import EXECUTIONS, ConfigError, TrainConfig
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def node_modes(node: dict[str, Any]) -> list[Mode]:
         if found
         else []
     )
-    if len(found) > 1:  # MirroredStrategy trains through model.fit (core.config)
+    if len(found) > 1:  # MirroredStrategy trains through model.fit (core.settings.config)
         runs = ({"device": f"{name}/gpu:all", "execution": "keras-fit"},)
         label = f"{name}/GPU:all ({len(found)} GPUs, MirroredStrategy) · {where}"
         gpus.append(Mode(f"{name}/gpu:all", label, runs, False))
@@ -93,8 +93,8 @@ def _fit_runs(device: str) -> tuple[dict[str, str], ...]:
 
 
 def _execution_runs(device: str) -> tuple[dict[str, str], ...]:
-    # Every execution mode, plain model.fit (the baseline) first, in core.config.EXECUTIONS' order. On a CPU auto
-    # turns XLA on for the loop alone, so XLA is off for all three there: they differ in the execution only.
+    # Every execution mode, plain model.fit (the baseline) first, in core.settings.config.EXECUTIONS' order. On a CPU
+    # auto turns XLA on for the loop alone, so XLA is off for all three there: they differ in the execution only.
     xla = {} if device_name(device).device_type == "gpu" else {"xla": "off"}
     return tuple({"device": device, "execution": name, **xla} for name in EXECUTIONS)
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.config import EXECUTIONS, PRECISIONS, XLA_CHOICES, ConfigError, TrainConfig, canonical_execution
-from core.i18n import N_, _
+from core.language.i18n import N_, _
+from core.settings.config import EXECUTIONS, PRECISIONS, XLA_CHOICES, ConfigError, TrainConfig, canonical_execution
 
 MIN_VALUES, MAX_VALUES = 2, 4
 

@@ -23,7 +23,7 @@ from core.analysis import compare
 from core.history import profiles
 from core.history.paths import StoreError
 from core.results import RunResult
-from core.states import State
+from core.results.states import State
 
 # Folder names: letters of any script, digits, '.', '_', '-' and '='; never a path's separator or '..'.
 UNSAFE = re.compile(r"[^\w.=-]+")

@@ -20,7 +20,7 @@ from contextvars import ContextVar
 from pathlib import Path
 
 DOMAIN = "tfdash"
-LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"
+LOCALE_DIR = Path(__file__).resolve().parents[2] / "locale"
 ENGLISH = "en"
 # A page's language code -> its catalog's locale (locale/<locale>/LC_MESSAGES/tfdash.po); English is the msgids.
 LANGUAGES = {"en": "en", "zh": "zh_CN"}

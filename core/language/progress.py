@@ -2,13 +2,13 @@
 
 "epoch 3 of 10" names the item in progress; "3 of 10 epochs" counts finished ones. A training run
 counts epochs, a sweep counts points (a device at a batch size); `unit` says which. Each wording is a whole
-sentence per unit (core.i18n translates it; the command line stays English).
+sentence per unit (core.language.i18n translates it; the command line stays English).
 """
 
 from __future__ import annotations
 
-from core.i18n import N_, _, ngettext
-from core.states import State
+from core.language.i18n import N_, _, ngettext
+from core.results.states import State
 
 PLURALS = {"epoch": "epochs", "point": "points"}
 # Per unit: (one, many) of a count, the item in progress (of a total, and without), "stopped before/during the first"

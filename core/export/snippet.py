@@ -7,14 +7,14 @@ import shlex
 import sys
 from pathlib import Path
 
-from core.config import TrainConfig
 from core.engine import models
 from core.engine.data import DEBIAN_FASHION_DIR, FASHION_FILES, TEST_SIZE, synthetic_arrays
 from core.engine.executions.base import jit_compile_for
 from core.engine.executions.loop import MIN_CALLS_PER_EPOCH
 from core.engine.step import MIN_CALL_SECONDS, TARGET_CALL_SECONDS
+from core.settings.config import TrainConfig
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # The dashboard's loaders, as plain code: Keras' cache, else Debian's files (offline); Keras downloads MNIST.
 _FASHION = f'''FILES = {FASHION_FILES!r}

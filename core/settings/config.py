@@ -9,7 +9,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
-from core.i18n import N_, _
+from core.language.i18n import N_, _
 from core.machine.device_spec import DeviceSpec, device_name, parse_device_name
 
 DATASETS = ("mnist", "fashion_mnist", "synthetic")
