@@ -201,11 +201,17 @@ MAX_STEPS = 100_000
 MAX_REPEATS = 50
 
 
-def _devices(value: Any) -> tuple[str, ...]:
+def _listed(value: Any, field: str, most: int, said: str) -> list | tuple:
+    """A comma-separated string or a list, of 1 to `most` items; else refused in the sentence `said`."""
     items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= MAX_DEVICES:
-        said = N_("devices must list 1 to {n} devices, such as cpu,gpu, not {value!r}.")
-        raise refused("devices", said, n=MAX_DEVICES, value=value)
+    if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= most:
+        raise refused(field, said, n=most, value=value)
+    return items
+
+
+def _devices(value: Any) -> tuple[str, ...]:
+    said = N_("devices must list 1 to {n} devices, such as cpu,gpu, not {value!r}.")
+    items = _listed(value, "devices", MAX_DEVICES, said)
     names = []
     for item in items:
         try:
@@ -227,10 +233,8 @@ def _devices(value: Any) -> tuple[str, ...]:
 
 
 def _batch_sizes(value: Any) -> tuple[int, ...]:
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= MAX_BATCH_SIZES:
-        said = N_("batch_sizes must list 1 to {n} batch sizes, not {value!r}.")
-        raise refused("batch_sizes", said, n=MAX_BATCH_SIZES, value=value)
+    said = N_("batch_sizes must list 1 to {n} batch sizes, not {value!r}.")
+    items = _listed(value, "batch_sizes", MAX_BATCH_SIZES, said)
     sizes = []
     for item in items:
         if isinstance(item, str) and item.strip().isdigit():
