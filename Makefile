@@ -43,10 +43,10 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
 
-# Three pytest-xdist workers on 2 cores: the browser and Ray tests wait on pages and nodes, and a third fills
-# those waits. Groups keep a module, the browser tests and the Ray tests whole (tests/conftest.py); PYTEST_WORKERS=0
-# runs everything in one process.
-PYTEST_WORKERS ?= 3
+# Two pytest-xdist workers: a serial run kept 2 cores only 69% busy (TensorFlow imports and page scripts run on one
+# thread). The groups keep each module, the browser tests and the Ray tests whole (tests/conftest.py);
+# PYTEST_WORKERS=0 runs everything in one process.
+PYTEST_WORKERS ?= 2
 PYTEST := $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 test: install system-deps lint
@@ -59,8 +59,8 @@ bench: install
 	$(PY) bench/train_speed.py
 	$(PY) bench/sweep_cpu.py
 
-# The page's words (core.language.i18n): extracted with Babel into locale/tfdash.pot, merged into each locale's .po. The
-# page compiles a .po when it first speaks that language; tests/test_i18n.py checks every msgid is translated.
+# The page's words (core.language.i18n): extracted with Babel into locale/tfdash.pot, merged into each locale's .po. The page
+# compiles a .po when it first speaks that language; tests/test_i18n.py checks every msgid is translated.
 catalogs: install
 	$(VENV)/bin/pybabel -q extract -F babel.cfg --no-location --sort-by-file -o locale/tfdash.pot .
 	$(VENV)/bin/pybabel -q update -i locale/tfdash.pot -d locale -D tfdash --no-fuzzy-matching --ignore-obsolete

@@ -162,7 +162,7 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-# Under pytest-xdist (make test: -n 3 --dist loadgroup) a group runs whole on one worker: the browser tests one after
+# Under pytest-xdist (make test: -n 2 --dist loadgroup) a group runs whole on one worker: the browser tests one after
 # another (each server trains, and they share artifacts/), the Ray clusters likewise; any other module is a group
 # of its own, so its module-scoped fixtures (a trained model, a server) are made once, not once per worker.
 SHARED_GROUPS = {"browser": "browser", "ray": "ray"}
