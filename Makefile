@@ -59,8 +59,8 @@ bench: install
 	$(PY) bench/train_speed.py
 	$(PY) bench/sweep_cpu.py
 
-# The page's words (core.language.i18n): extracted with Babel into locale/tfdash.pot, merged into each locale's .po. The page
-# compiles a .po when it first speaks that language; tests/test_i18n.py checks every msgid is translated.
+# The page's words (core.language.i18n): extracted with Babel into locale/tfdash.pot, merged into each locale's .po. The
+# page compiles a .po when it first speaks that language; tests/test_i18n.py checks every msgid is translated.
 catalogs: install
 	$(VENV)/bin/pybabel -q extract -F babel.cfg --no-location --sort-by-file -o locale/tfdash.pot .
 	$(VENV)/bin/pybabel -q update -i locale/tfdash.pot -d locale -D tfdash --no-fuzzy-matching --ignore-obsolete
