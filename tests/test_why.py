@@ -248,7 +248,9 @@ def test_the_advice_s_direction_agrees_with_a_real_sweep_of_the_same_model(swept
     for name, (result, gain) in swept.items():
         said, advice = verdict(result, gain)
         print(f"{name}: the sweep's gain at 4x the batch {gain:.2f}; the page: {advice or 'no advice'}")
-        if said == "disagrees":  # once more: on a machine the other tests load, one sweep or line can be off by 40%
+        # Once more where it matters: on a machine the other tests load, one sweep or line can be off by 40% (and a
+        # line that misses its own prediction advises nothing, where the dispatch case needs a decision).
+        if said == "disagrees" or (name == "dispatch" and said == "undecided"):
             result, gain = _swept_case(*CASES[name])
             said, advice = verdict(result, gain)
             print(f"{name}, measured again: the sweep's gain {gain:.2f}; the page: {advice or 'no advice'}")
