@@ -90,8 +90,8 @@ def _one_hardware_check(tmp_path_factory):
     """This machine's hardware check, made once for the whole run (both xdist workers) and read by every server and
     page the tests start (core.machine.hardware_check.ANSWER_ENV): each check imports TensorFlow and measures the peak
     and bandwidth, 10-16 s of CPU, and the tests started about 18. The check itself still runs where a test is about it
-    (tests/test_probe.py, a page's first render in tests/test_app.py, the `make run` servers of the browser tests,
-    whose page waits for it); tests/test_cli.py reads this one's `devices --json` (hardware_check_run)."""
+    (a page's first render in tests/test_app.py, which reads its answer too; the `make run` servers of the browser
+    tests, whose page waits for it); tests/test_cli.py reads this one's `devices --json` (hardware_check_run)."""
     from core.engine.limits import LIMITS_ENV
     from core.machine.hardware_check import ANSWER_ENV
 

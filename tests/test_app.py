@@ -127,8 +127,11 @@ at.run()
 warm = {"probe": hardware_check.result().state, "run_disabled": at.button(key="run").disabled}
 hardware_check.wait(120)
 at.run()
+checked = hardware_check.result()
 after = {
-    "probe": hardware_check.result().state,
+    "probe": checked.state,
+    "host": {k: checked.host.get(k) for k in ("cpu_cores", "tensorflow", "gpus")},
+    "gpus": checked.gpus,
     "tensorflow": "tensorflow" in sys.modules,
     "exceptions": [e.value for e in at.exception],
     "modes": list(at.radio(key="mode").proto.captions),
@@ -161,6 +164,9 @@ print(json.dumps({"first": first, "warm": warm, "after": after}))
     assert warm["run_disabled"] is False, f"CPU training must not wait for the GPU check ({warm['probe']})"
     assert after["probe"] == hardware_check.READY
     assert "unavailable: no GPU found on this machine" in after["modes"]
+    # The real check (the default command, a fresh interpreter) described this machine: its cores, TensorFlow, GPUs.
+    host = after["host"]
+    assert host["cpu_cores"] >= 1 and host["tensorflow"] and after["gpus"] == host["gpus"]
 
 
 def test_quick_demo_without_a_gpu_compares_plain_fit_and_the_fast_path_on_the_cpu(at, fashion_mnist):
