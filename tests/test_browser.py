@@ -255,10 +255,13 @@ def choose(page: Page, key: str, option: str, timeout: float = 60) -> None:
 
 def quick_demo_shows_both_charts_and_the_metrics(page: Page, epochs: int = DEMO_EPOCHS) -> None:
     """After a Quick demo ran to its end on this page (no GPU here: plain model.fit, the multi-step loop, then XLA on
-    it, all on the CPU; tests/test_layout_browser.py runs it): its charts, numbers and headline, then every view at
-    1280x720 and back. One demo's run serves both tests, as it takes a minute of the suite's time on 2 cores."""
+    it, all on the CPU; tests/test_layout_browser.py runs it, then tours the other views): back on Train, the settings
+    and the runs as they were, its charts, numbers and headline. One demo's run serves both tests, as it takes a minute
+    of the suite's time on 2 cores."""
     view(page, "Train")
     wait_until_idle(page)
+    # The settings survive the trip: still the Quick demo's, and the runs still shown.
+    expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value(str(epochs), timeout=10_000)
     page.set_viewport_size(VIEWPORT)
     expect(status(page)).to_contain_text(f"CPU (multi-step loop, XLA): done, {epochs} epochs", timeout=120_000)
     expect(status(page)).to_contain_text(f"CPU (plain fit): done, {epochs} epochs")
@@ -300,18 +303,8 @@ def quick_demo_shows_both_charts_and_the_metrics(page: Page, epochs: int = DEMO_
     if os.environ.get("UPDATE_SCREENSHOT") == "1":  # the README's picture, refreshed on purpose only
         shutil.copyfile(shot, ROOT / "docs" / "screenshot.png")
 
-    # On a projector: every view at 1280x720, the Train settings sidebar only on Train.
     page.set_viewport_size(PROJECTOR)
     page.screenshot(path=ARTIFACTS / "720p-train.png")
-    for name in ("History", "Scaling", "Devices"):
-        view(page, name)
-        wait_until_idle(page)
-        expect(page.get_by_role("button", name="Quick demo")).to_have_count(0)
-        page.screenshot(path=ARTIFACTS / f"720p-{name.lower()}.png")
-    view(page, "Train")
-    # The settings survive the trip: still the Quick demo's, and the runs still shown.
-    expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value(str(epochs), timeout=10_000)
-    expect(status(page)).to_contain_text(f"CPU (multi-step loop, XLA): done, {epochs} epochs")
     assert page.locator('[data-testid="stException"]').count() == 0
 
 

@@ -242,6 +242,7 @@ def test_on_stage_the_status_headline_and_charts_fit_1280x720_move_early_and_sta
     for name in ("History", "Scaling", "Devices"):
         view(page, name)
         wait_until_idle(page)
+        expect(page.get_by_role("button", name="Quick demo")).to_have_count(0)  # the Train settings only on Train
         for size_name, size in SIZES.items():
             page.set_viewport_size(size)
             page.wait_for_timeout(1000)
