@@ -151,7 +151,6 @@ def speedup(baseline: RunResult, other: RunResult, seed: int = 0) -> Speedup | N
     return ratio_of(a, b, seed) if a and b else None
 
 
-UNITS = {"call": "calls of the step loop", "epoch": "steady epochs", "repeat": "timed repeats"}
 WHAT = {
     "call": N_("training samples per second, over {count} calls of the step loop after epoch 1"),
     "epoch": N_("training samples per second, over {count} steady epochs after epoch 1"),
