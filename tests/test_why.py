@@ -195,7 +195,9 @@ def test_a_real_trace_splits_the_step_and_is_checked_against_the_run_s_own_timer
     assert sum(t.ops.values()) + sum(t.gaps.values()) == pytest.approx(t.step_seconds, rel=1e-6)
     # The trace's clock against the host's, on the same window: two clocks, one window.
     assert t.step_seconds == pytest.approx(t.timer_step_seconds, rel=0.05)
-    assert 0.2 < w.trace_vs_timer < 5  # another copy, other steps, another clock: said on the page, not forced
+    # Another copy, other steps, another clock: said on the page, not forced. Under three test workers on two cores it
+    # read 5.28 (alone: 1.09); a step read per call, not per step, would be off by a call's 120 steps.
+    assert 0.1 < w.trace_vs_timer < 10
     assert traced_run.trace and 10_000 < t.file_bytes and t.cost_seconds > 0
     assert why_sentences.trace_check(w).startswith(f"TensorFlow's profiler traced {t.steps:,} steps of a copy")
     # Record raw, derive on read: the file holds the trace's reading, no line or share of it.
