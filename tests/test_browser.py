@@ -414,10 +414,17 @@ def test_a_two_value_precision_comparison_runs_side_by_side(server, browser, fas
     choose(page, "axis", "Precision")
     wait_until_idle(page)
     expect(page.locator(".st-key-axis_choices")).to_contain_text("mixed_bfloat16", timeout=30_000)
-    # Two epochs (one steady) make the comparison; bfloat16 on a CPU is slow, and the demo's six are the layout test's.
+    # Two epochs (one steady) of 6,000 images make the comparison; bfloat16 on a CPU is slow, and the demo's six
+    # epochs of 30,000 are the layout test's.
     page.get_by_role("spinbutton", name="Epochs").fill("2")
     page.get_by_role("spinbutton", name="Epochs").press("Enter")
     expect(page.get_by_role("spinbutton", name="Epochs")).to_have_value("2")
+    wait_until_idle(page)
+    page.get_by_text("Advanced", exact=True).click()
+    samples = page.get_by_role("spinbutton", name="Training samples (0 = the whole set)")
+    samples.fill("6000")
+    samples.press("Enter")
+    expect(samples).to_have_value("6000")
     wait_until_idle(page)
     click(page, "run")
     expect(status(page)).to_contain_text("CPU (mixed_bfloat16): done, 2 epochs", timeout=180_000)
