@@ -43,10 +43,10 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
 
-# Three pytest-xdist workers on two cores: with two the cores sat 21% idle (the tests wait on browsers, servers and
-# clusters) and pytest took 554-579 s on a fresh clone. The groups keep each module, the browser tests and the Ray
-# tests whole (tests/conftest.py); PYTEST_WORKERS=0 runs everything in one process.
-PYTEST_WORKERS ?= 3
+# Two pytest-xdist workers: a serial run kept 2 cores only 69% busy (TensorFlow imports and page scripts run on one
+# thread), and three overloaded them (slower, and a test's timeouts ran out). The groups keep each module, the browser
+# tests and the Ray tests whole (tests/conftest.py); PYTEST_WORKERS=0 runs everything in one process.
+PYTEST_WORKERS ?= 2
 PYTEST := $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 test: install system-deps lint
