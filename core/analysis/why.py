@@ -8,7 +8,9 @@ only after they are measured):
   timer (step_pace), an independent clock on other steps, as the check of the reading.
 - The line: a model, seconds per step = fixed + batch x per sample, through two timed points (the run's own step and
   the step at another batch size). It is tested by predicting a third batch size it was not fitted on (timed in the
-  same rounds); where it misses by more than a quarter, it is said not to hold and gives no advice.
+  same rounds); where it misses by more than a quarter, it is said not to hold and gives no advice. A line through
+  each round alone gives the rounds' spread of its advice: where they put a larger batch's gain either side of HELPS,
+  the page says so rather than take a side.
 - The floors: the layers' products timed alone at the model's shapes, the step's bytes at the measured bandwidth and
   its FLOPs at the square matmul's peak, each measured alone: the least a step could take, not slices of it.
 
@@ -49,15 +51,19 @@ def step_pace(result) -> float | None:
     return statistics.median(paces) if paces else None
 
 
-def _timed(result, timing) -> float | None:
-    """A throwaway step's seconds at its batch, against the run's own: each round over the epoch it went just before
-    (the same moment of the machine's load), the median of those ratios times the run's step."""
-    own = step_pace(result)
-    pairs = [
+def _round_ratios(result, timing) -> list[float]:
+    """Each round's step over the epoch it went just before (the same moment of the machine's load)."""
+    return [
         r / statistics.median(p)
         for r, e in zip(timing.rounds, result.steady_epochs(), strict=False)
         if r and (p := _paces(e))
     ]
+
+
+def _timed(result, timing) -> float | None:
+    """A throwaway step's seconds at its batch, against the run's own: the median of its rounds' ratios to their
+    epochs times the run's step."""
+    own, pairs = step_pace(result), _round_ratios(result, timing)
     return own * statistics.median(pairs) if own and pairs else positive(timing.seconds)
 
 
@@ -93,16 +99,33 @@ class Prediction:
         return HOLDS[0] <= self.ratio <= HOLDS[1] and self.predicted > 0
 
 
-def line(result) -> Line | None:
-    """The line through the run's own step and the rounds' other batch size; None before both are timed."""
-    measured, own, batch = result.measured, step_pace(result), compare.global_batch(result)
-    fit = measured.fit if measured else None
-    other = _timed(result, fit) if fit and fit.batch != batch else None
-    if own is None or other is None:
-        return None
-    (b1, t1), (b2, t2) = sorted(((batch, own), (fit.batch, other)))
+def _through(a: tuple[int, float], b: tuple[int, float]) -> Line:
+    (b1, t1), (b2, t2) = sorted((a, b))
     per_sample = (t2 - t1) / (b2 - b1)
     return Line(t1 - b1 * per_sample, per_sample, ((b1, t1), (b2, t2)))
+
+
+def _fit(result):
+    """The rounds' other batch size as timed, with the run's own step and batch; None before both are timed."""
+    fit = result.measured.fit if result.measured else None
+    own, batch = step_pace(result), compare.global_batch(result)
+    return (fit, own, batch) if fit and own and fit.batch != batch else None
+
+
+def line(result) -> Line | None:
+    """The line through the run's own step and the rounds' other batch size; None before both are timed."""
+    found = _fit(result)
+    other = _timed(result, found[0]) if found else None
+    return _through((found[2], found[1]), (found[0].batch, other)) if found and other else None
+
+
+def round_lines(result) -> tuple[Line, ...]:
+    """One line a round: the run's step and that round's, held against its epoch; their spread is the rounds'."""
+    if (found := _fit(result)) is None:
+        return ()
+    fit, own, batch = found
+    ratios = _round_ratios(result, fit) or [r / own for r in fit.rounds if r]  # epochs of one call: _timed's fallback
+    return tuple(_through((batch, own), (fit.batch, own * q)) for q in ratios)
 
 
 def prediction(result, fitted: Line | None) -> Prediction | None:
@@ -154,6 +177,7 @@ class Why:
     line: Line | None
     prediction: Prediction | None
     floors: Floors
+    round_lines: tuple[Line, ...] = ()  # the line through each round alone (round_lines)
 
     def shares(self) -> dict[str, float]:
         """The trace's step by BOUNDS: the gaps between ops, the products, every other op (they move data)."""
@@ -223,9 +247,8 @@ def explain(result) -> Why | None:
         return None
     fitted = line(result)
     trace = result.measured.trace
-    why = Why(
-        compare.global_batch(result), step_pace(result), trace, fitted, prediction(result, fitted), floors(result)
-    )
+    batch, pace = compare.global_batch(result), step_pace(result)
+    why = Why(batch, pace, trace, fitted, prediction(result, fitted), floors(result), round_lines(result))
     return why if why.trace or why.line else None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from core.analysis.compare import INTERVAL
 from core.analysis.roofline import si
-from core.analysis.why import FACTOR, GAPS_WORDS, HELPS, OPS_WORDS, Why, duration
+from core.analysis.why import FACTOR, GAPS_WORDS, HELPS, OPS_WORDS, Line, Why, duration
 from core.language.i18n import N_, _
 
 
@@ -140,16 +140,23 @@ def floors_sentence(w: Why) -> str | None:
     )
 
 
+def _gain(ln: Line, batch: int) -> tuple[int, float, bool]:
+    (b1, t1), (b2, t2) = ln.points
+    if b2 > batch:
+        return b2, (b2 / t2) / (b1 / t1), True
+    larger = batch * FACTOR
+    return larger, (larger / ln.step(larger)) / (batch / ln.step(batch)), False
+
+
 def batch_gain(w: Why) -> tuple[int, float, bool] | None:
     """(a larger batch, how many times the samples/s it gives, whether timed rather than predicted by the line)."""
-    ln = w.line
-    if ln is None:
-        return None
-    (b1, t1), (b2, t2) = ln.points
-    if b2 > w.batch:
-        return b2, (b2 / t2) / (b1 / t1), True
-    larger = w.batch * FACTOR
-    return larger, (larger / ln.step(larger)) / (w.batch / ln.step(w.batch)), False
+    return _gain(w.line, w.batch) if w.line else None
+
+
+def gain_spread(w: Why) -> tuple[float, float] | None:
+    """The least and the most of batch_gain's gain over the lines through each round alone; None under two rounds."""
+    gains = [_gain(ln, w.batch)[1] for ln in w.round_lines]
+    return (min(gains), max(gains)) if len(gains) >= 2 else None
 
 
 DEVICE_ADVICE = {
@@ -162,16 +169,28 @@ DEVICE_ADVICE = {
 }
 
 
+def _batch_advice(w: Why, larger: int, times: float, timed: bool) -> str:
+    """A larger batch's gain in a sentence; where the rounds put it either side of HELPS, that and no side."""
+    how = _("timed beside the run's epochs") if timed else _("predicted by the line")
+    spread = gain_spread(w)
+    if spread and spread[0] < HELPS <= spread[1]:
+        return _(
+            "Whether a larger batch would help, the rounds do not agree: ×{low:.2f} to ×{high:.2f} samples per second "
+            "at batch {larger:,} over {rounds} rounds ({how}), either side of ×{helps:.2f}."
+        ).format(low=spread[0], high=spread[1], larger=larger, rounds=len(w.round_lines), how=how, helps=HELPS)
+    if times >= HELPS:
+        return _("A larger batch would help: ×{gain:.1f} samples per second at batch {larger:,} ({how}).").format(
+            gain=times, larger=larger, how=how
+        )
+    return _("A larger batch would not help much: ×{gain:.2f} samples per second at batch {larger:,} ({how}).").format(
+        gain=times, larger=larger, how=how
+    )
+
+
 def advice(w: Why) -> str | None:
     """What would help, only where the line held its prediction: a larger batch (timed or predicted), and by the
     trace's bound, whether a faster device would."""
     if w.prediction is None or not w.prediction.holds or (gain := batch_gain(w)) is None:
         return None
-    larger, times, timed = gain
-    how = _("timed beside the run's epochs") if timed else _("predicted by the line")
-    if times >= HELPS:
-        batch = _("A larger batch would help: ×{gain:.1f} samples per second at batch {larger:,} ({how}).")
-    else:
-        batch = _("A larger batch would not help much: ×{gain:.2f} samples per second at batch {larger:,} ({how}).")
     device = DEVICE_ADVICE.get(w.bound or "")
-    return batch.format(gain=times, larger=larger, how=how) + (" " + _(device) if device else "")
+    return _batch_advice(w, *gain) + (" " + _(device) if device else "")
