@@ -150,6 +150,10 @@ def test_on_stage_the_status_headline_and_charts_fit_1280x720_move_early_and_sta
 
     # During the run, at 1280x720 with the sidebar open: the status line, the headline's place and both charts.
     expect(page.locator(CHARTS)).to_have_count(2, timeout=120_000)
+    # Each run's seconds of measuring after its epoch 1 are said, in words short enough to keep the charts in view.
+    expect(status(page)).to_contain_text("measuring the step", timeout=60_000)
+    page.screenshot(path=ARTIFACTS / "layout-720p-measuring.png")
+    assert inside(page, CHARTS) == [], "the measuring line pushed a chart below the fold at 1280x720"
     expect(status(page)).to_contain_text("epoch", timeout=30_000)
     page.wait_for_timeout(1500)  # the charts' canvases drawn
     page.screenshot(path=ARTIFACTS / "layout-720p-running.png")

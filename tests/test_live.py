@@ -7,6 +7,7 @@ import re
 import pytest
 
 from core.engine import data
+from core.results import EpochInProgress
 from core.runner import JobStatus, Runner
 from core.settings.config import TrainConfig
 from tests.conftest import wait_until
@@ -59,6 +60,11 @@ def test_a_running_group_reads_epoch_by_epoch_and_notes_stopping():
     queued = JobStatus("g-2", "queued", 1, 0, 10, (), None, None, SHORT)
     assert live.status_line([status, queued], ["CPU", "GPU:0"], status) == "CPU: epoch 3 of 10  ·  GPU:0: next"
     assert live.status_line([status], ["CPU"], status, stopping=True) == "CPU: epoch 3 of 10 (stopping…)"
+    # After epoch 1 a run measures its step for seconds before epoch 2's first call: the line says so.
+    at_work = EpochInProgress(2, (), measuring=True)
+    measuring = JobStatus("g-1", "running", None, 1, 10, (), None, None, SHORT, in_progress=at_work)
+    said = "CPU: measuring the step  ·  GPU:0: next"
+    assert live.status_line([measuring, queued], ["CPU", "GPU:0"], measuring) == said
     other = JobStatus("h-1", "running", None, 0, 5, (), None, None, LONG)
     finished = JobStatus("g-1", "completed", None, 1, 1, (), None, None, SHORT)
     assert live.status_line([finished], ["CPU"], other) == (

@@ -24,6 +24,10 @@ def test_an_epoch_in_progress_sends_its_calls_so_far_in_order(monkeypatch, execu
     result = training.train(config, on_progress=seen.append)
     assert result.status == "completed", result.error
     assert seen and {p.epoch for p in seen} <= {1, 2}
+    # Once, between epoch 1's calls and epoch 2's: the run measures its step (seconds with no call to send).
+    measuring = [i for i, p in enumerate(seen) if p.measuring]
+    assert len(measuring) == 1 and seen[measuring[0]].epoch == 2 and not seen[measuring[0]].calls
+    assert {p.epoch for p in seen[: measuring[0]]} <= {1} and {p.epoch for p in seen[measuring[0] :]} == {2}
     for progress in seen:
         seconds = [c.seconds for c in progress.calls]
         assert seconds == sorted(seconds) and all(c.steps > 0 for c in progress.calls)
@@ -118,7 +122,9 @@ def test_epoch_1s_first_call_is_sent_at_once_and_the_device_is_measured_after_ep
     assert result.status == "completed", result.error
     # The race moves from epoch 1's first call (the page draws it seconds after Run), not from epoch 1's end.
     # (An epoch of one call, as epoch 2 may be here, has no call to send before it ends.)
-    assert seen[0].epoch == 1 and [p.epoch for p in seen] in ([1], [1, 2]) and all(p.calls for p in seen)
+    # Then epoch 2's turn begins with the device's measurements, said before they take their seconds.
+    assert seen[0].epoch == 1 and seen[0].calls and seen[1] == EpochInProgress(2, (), measuring=True)
+    assert [p.epoch for p in seen[2:]] in ([], [2]) and all(p.calls for p in seen[2:])
     assert seen[0].calls[0].samples <= result.epochs[0].calls[-1].samples
     # Two turns: the setup with epoch 1, then the device's measurements with epoch 2; a steady epoch comes after them.
     assert turns == [0, 1]

@@ -83,6 +83,8 @@ def status_line(
     parts = []
     for s, label in zip(jobs, labels, strict=True):
         words = progress.state_words(s.state, s.unit, s.done, s.total, s.began)
+        if s.state == State.RUNNING and getattr(s.in_progress, "measuring", False):
+            words = _("measuring the step")  # short: three runs' words fit two lines at 1280x720
         said = _("{label}: {words} (stopping…)") if stopping and s.state == State.RUNNING else _("{label}: {words}")
         parts.append(said.format(label=label, words=words))
     if current is not None and current.run_id not in mine:

@@ -115,6 +115,8 @@ def _run(result: RunResult, config: TrainConfig, hooks: Hooks, measurements: boo
             if epoch > 1:  # epoch 1 goes on in the set-up's turn: its first calls are drawn seconds after Run
                 hooks.turn()
             if epoch == 2 and measurements:
+                if hooks.on_progress is not None:  # seconds with no call: the page says what the run does meanwhile
+                    hooks.on_progress(EpochInProgress(epoch, (), measuring=True))
                 measuring = measure_device(setup, tf_device, hooks.should_stop)
                 result.measured, result.trace = measuring.record(), measuring.trace_file
             if measuring is not None and measuring.rounds is not None:  # in this epoch's turn, untimed

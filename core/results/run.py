@@ -108,10 +108,12 @@ class EpochMetrics:
 @dataclass(frozen=True)
 class EpochInProgress:
     """An epoch still training: its calls of the step loop so far. Live only (the page's race against the clock
-    moves within a long epoch); never stored, since Stop may yet discard the epoch."""
+    moves within a long epoch); never stored, since Stop may yet discard the epoch. `measuring`: before the epoch's
+    first call, the run measures its step (core.engine.measure), which takes seconds of its own."""
 
     epoch: int
     calls: tuple[CallPoint, ...]
+    measuring: bool = False
 
 
 # An epoch's columns in a table or CSV: its numbers, not its calls or snapshot (version 1's fields).
