@@ -86,8 +86,8 @@ def test_rounds_that_put_the_gain_either_side_of_the_threshold_take_no_side():
     assert why_sentences.batch_gain(split)[1] == pytest.approx(1.28) and split.prediction.holds
     assert why_sentences.gain_spread(split) == (pytest.approx(800 / 750), pytest.approx(1.6))
     assert why_sentences.advice(split).startswith(
-        "Whether a larger batch would help, the rounds do not agree: ×1.07 to ×1.60 samples per second at batch 400 "
-        "over 2 rounds (timed beside the run's epochs), either side of ×1.15."
+        "Whether a larger batch would help, the rounds do not agree: the 90% interval of their median is ×1.07 to "
+        "×1.60 samples per second at batch 400 over 2 rounds (timed beside the run's epochs), either side of ×1.15."
     )
     # Rounds that agree (0.5 and 0.55 ms: x1.6 and x1.45) take the median line's side.
     agreed = why.explain(run(0.2e-3, Measurements(fit=StepTiming(400, (0.5e-3, 0.55e-3), 0.52e-3), check=check)))

@@ -3,7 +3,7 @@ its check against the run's own timer, the bound, the line and its prediction, t
 
 from __future__ import annotations
 
-from core.analysis.compare import INTERVAL
+from core.analysis.compare import BOOTSTRAP_RESAMPLES, INTERVAL
 from core.analysis.roofline import si
 from core.analysis.why import FACTOR, GAPS_WORDS, HELPS, OPS_WORDS, Line, Why, duration
 from core.language.i18n import N_, _
@@ -154,9 +154,18 @@ def batch_gain(w: Why) -> tuple[int, float, bool] | None:
 
 
 def gain_spread(w: Why) -> tuple[float, float] | None:
-    """The least and the most of batch_gain's gain over the lines through each round alone; None under two rounds."""
-    gains = [_gain(ln, w.batch)[1] for ln in w.round_lines]
-    return (min(gains), max(gains)) if len(gains) >= 2 else None
+    """The 90% percentile-bootstrap interval (compare's, seeded) of the median of batch_gain's gain over the lines
+    through each round alone (two rounds: their two gains); None under two rounds. One round a load slowed moves the
+    median little, where it would move a least-to-most span all the way."""
+    import numpy as np
+
+    gains = np.asarray([_gain(ln, w.batch)[1] for ln in w.round_lines])
+    if len(gains) < 2:
+        return None
+    picks = np.random.default_rng(0).integers(0, len(gains), size=(BOOTSTRAP_RESAMPLES, len(gains)))
+    tail = (1 - INTERVAL) / 2
+    low, high = np.quantile(np.median(gains[picks], axis=1), [tail, 1 - tail])
+    return float(low), float(high)
 
 
 DEVICE_ADVICE = {
@@ -175,9 +184,18 @@ def _batch_advice(w: Why, larger: int, times: float, timed: bool) -> str:
     spread = gain_spread(w)
     if spread and spread[0] < HELPS <= spread[1]:
         return _(
-            "Whether a larger batch would help, the rounds do not agree: ×{low:.2f} to ×{high:.2f} samples per second "
-            "at batch {larger:,} over {rounds} rounds ({how}), either side of ×{helps:.2f}."
-        ).format(low=spread[0], high=spread[1], larger=larger, rounds=len(w.round_lines), how=how, helps=HELPS)
+            "Whether a larger batch would help, the rounds do not agree: the {coverage:.0%} interval of their median "
+            "is ×{low:.2f} to ×{high:.2f} samples per second at batch {larger:,} over {rounds} rounds ({how}), "
+            "either side of ×{helps:.2f}."
+        ).format(
+            low=spread[0],
+            high=spread[1],
+            larger=larger,
+            rounds=len(w.round_lines),
+            how=how,
+            helps=HELPS,
+            coverage=INTERVAL,
+        )
     if times >= HELPS:
         return _("A larger batch would help: ×{gain:.1f} samples per second at batch {larger:,} ({how}).").format(
             gain=times, larger=larger, how=how
