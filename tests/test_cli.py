@@ -43,6 +43,8 @@ def test_train_prints_epochs_and_summary_and_writes_json(tmp_path):
         lines[-1].startswith("completed: steady-state epoch") and "(the mean of epochs 2 and later, 2-3)" in lines[-1]
     )
     assert "Traceback" not in proc.stderr and "oneDNN" not in proc.stderr
+    # The seconds between epochs 1 and 2 are said once, on stderr: the epochs' lines stay alone on stdout.
+    assert proc.stderr.count("epoch 1 done; measuring the step, untimed") == 1 and "measuring" not in proc.stdout
     data = json.loads(out.read_text())
     assert data["status"] == "completed" and len(data["epochs"]) == 3
     assert data["config"]["dataset"] == "synthetic" and data["config"]["train_subset"] == 300

@@ -164,7 +164,9 @@ def cmd_train(args: argparse.Namespace) -> int:
             recorder.finish(state=State.FAILED, error=sentence)
             return fail(sentence or f"Run {run_id} ended on {config.node} before its first epoch.")
     else:
-        result = train(config, on_epoch=on_epoch, should_stop=stop_on_ctrl_c(), run_id=run_id)
+        result = train(
+            config, on_epoch=on_epoch, should_stop=stop_on_ctrl_c(), run_id=run_id, on_progress=say_measuring
+        )
     if said := write_trace(result, args.profile_dir):
         print(said, flush=True)
     return save_and_report(recorder, result, args.json, format_summary, "training failed.")
@@ -195,6 +197,17 @@ def epoch_printer(recorder: Recorder, total: int):
         print(format_epoch(metrics, total), flush=True)
 
     return on_epoch
+
+
+def say_measuring(progress) -> None:
+    """on_progress for the CLI: only the seconds it measures after epoch 1 are said, on stderr (stdout is the epochs'
+    lines, read line by line by scripts)."""
+    if progress.measuring:
+        print(
+            f"epoch {progress.epoch - 1} done; measuring the step, untimed (a trace, two more batch sizes)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def ready(devices_: list[str], dataset: str, config: TrainConfig | None = None) -> None:
