@@ -5,7 +5,10 @@ import math
 
 import pytest
 
+from core.engine import data as datasets
 from core.engine import models
+from core.engine.executions import REGISTRY
+from core.engine.job import never_stop
 from core.engine.step import TARGET_CALL_SECONDS
 from core.engine.training import train
 from core.results import RunResult
@@ -114,6 +117,18 @@ def test_keras_fit_spe_asks_stop_once_per_execution_of_n_steps():
     test_batches = math.ceil(10_000 / 32)  # model.evaluate's default batch size, over the synthetic test set
     # The epoch's training and evaluation (the device's measurements after it ask too, between their trials).
     assert by_epoch_end == [math.ceil(100 / n) + math.ceil(test_batches / n)]
+
+
+def test_a_copy_of_a_keras_fit_spe_step_runs_the_runs_calls_not_a_number_calibrated_again():
+    # The why's trace runs a copy of the run's step (core.engine.trace.trace): N steps a call as the run has them.
+    config = TrainConfig(epochs=1, execution="keras-fit-spe", **{**TINY, "train_subset": 2_000, "batch_size": 20})
+    data = datasets.load(config.dataset, config.train_subset, config.seed)
+    run, copy = (REGISTRY[config.execution](config, models.build(config.model), data, False) for _ in range(2))
+    run.steps_per_execution = 7  # a run's N that the copy's own calibration on this machine would not give
+    copy.calls_like(run)
+    copy.prepare_epoch()
+    copy.train_epoch(never_stop)
+    assert copy.call_steps() == 7 and [done for _, done, *_ in copy.marks] == [*range(7, 100, 7), 100]
 
 
 @pytest.mark.parametrize(("old", "new"), sorted(EXECUTION_ALIASES.items()))

@@ -107,6 +107,10 @@ class KerasFit(Execution):
             raise Cancelled
         return float(scores["loss"]), float(scores["accuracy"])
 
+    def calls_like(self, other: Execution) -> None:
+        # Before this copy's first fit, which builds Keras' train function around the number (Keras 3 reads it there).
+        self.steps_per_execution = self.model.steps_per_execution = other.call_steps()
+
     def call_steps(self) -> int:
         return self.steps_per_execution
 
