@@ -10,7 +10,7 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: install system-deps run share test test-fast lint bench catalogs gpu-check clean
 
-# uv installs the same packages as pip in 20 s where pip took 45 s; --no-cache leaves no 2.8 GB copy in ~/.cache.
+# uv installs the same packages as pip in 20 s where pip took 44 s; --no-cache leaves no 2.8 GB copy in ~/.cache.
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet "uv>=0.13,<0.14"
