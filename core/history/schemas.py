@@ -242,7 +242,7 @@ RUN_V2 = closed(
     {
         **RUN_V1["properties"],
         "schema_version": {"const": 2, "description": "2"},
-        # Optional (core.results.CLUSTER_DEVICE_FIELDS): where a Ray node's run ran, and MirroredStrategy's replicas.
+        # Optional: a Ray node's name and id, and MirroredStrategy's replicas and global batch (one here).
         "device": open_ended(
             {
                 "variables_on": text(nullable=True),

@@ -34,10 +34,6 @@ def utc_now() -> str:
 
 
 STATUSES = (State.RUNNING, *ENDED)
-# Optional fields of a run's `device` (schema version 2, checked where present): on a Ray node, the node's name
-# as a device string says it and its Ray node id (the host info is the node's own); with gpu:all or cpu:all,
-# MirroredStrategy's replicas and the global batch (batch_size x replicas). A run here has replicas 1.
-CLUSTER_DEVICE_FIELDS = ("node", "node_id", "replicas", "global_batch_size")
 
 
 @dataclass(frozen=True)
