@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import fields
 
 from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, save_and_report, stop_on_ctrl_c
 from core.cli.train import ready
@@ -66,18 +67,7 @@ def format_summary(result) -> str:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Time training at each batch size on each device, print a table and the crossover."""
     try:
-        config = SweepConfig(
-            devices=args.devices,
-            model=args.model,
-            batch_sizes=args.batch_sizes,
-            steps=args.steps,
-            repeats=args.repeats,
-            hidden_units=args.hidden_units,
-            dataset=args.dataset,
-            seed=args.seed,
-            precision=args.precision,
-            xla=args.xla,
-        )
+        config = SweepConfig(**{f.name: getattr(args, f.name) for f in fields(SweepConfig)})
         memory.check(config)  # its largest batch must fit in free memory, said before anything is timed
     except ConfigError as err:
         return fail(str(err), EXIT_USAGE)

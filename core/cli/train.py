@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import fields
 
 from core.analysis import compare, why, why_sentences
 from core.cli.common import EXIT_USAGE, Command, check_json, db_flag, fail, save_and_report, stop_on_ctrl_c
@@ -49,21 +50,7 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
     """TrainConfig from parsed flags; raises ConfigError naming the field."""
-    return TrainConfig(
-        dataset=args.dataset,
-        model=args.model,
-        device=args.device,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        optimizer=args.optimizer,
-        seed=args.seed,
-        execution=args.execution,
-        train_subset=args.train_subset,
-        hidden_units=args.hidden_units,
-        precision=args.precision,
-        xla=args.xla,
-    )
+    return TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
 
 
 def format_epoch(m, total: int) -> str:
