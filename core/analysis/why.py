@@ -33,7 +33,6 @@ HALF = 0.5
 HELPS = 1.15  # a larger batch "helps" from this gain in samples/s on
 HOLDS = (0.75, 1 / 0.75)  # the timed third step over the line's prediction, where the line holds
 FACTOR = 4  # a larger batch the line predicts, where none larger was timed
-BOUNDS = ("overhead", "compute", "memory")
 MIN_SLICES = 3  # fewer slices of the window than these give no interval: the share alone decides
 
 

@@ -49,9 +49,8 @@ def unpack(files: dict[str, bytes] | None) -> None:
     """On the node: write the shipped files (Ray resolved the reference) to a private Keras cache and use it."""
     if not files:
         return
-    shipped = files
     home = Path(tempfile.mkdtemp(prefix="tfdash-keras-"))
-    for rel, payload in shipped.items():
+    for rel, payload in files.items():
         target = home / "datasets" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(payload)

@@ -36,14 +36,6 @@ def measure(tf_device: str, execution: str, jit_compile: bool) -> float:
         return _cache[key]
 
 
-def measure_or_none(tf_device: str, execution: str, jit_compile: bool) -> float | None:
-    """measure(), or None if it fails: a failed measurement never fails the run that asked for it."""
-    try:
-        return measure(tf_device, execution, jit_compile)
-    except Exception:  # noqa: BLE001
-        return None
-
-
 def benchmark(tf_device: str, execution: str, jit_compile: bool) -> float:
     """Run the trivial model's epochs now, uncached; seconds per step of the fastest timed epoch."""
     t = tf()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from core.engine.tf_setup import tf
 
@@ -37,33 +37,18 @@ TRIAL_SECONDS = {"CPU": 0.1, "GPU": 0.05}
 class Peak:
     """What the microbenchmark measured on one device."""
 
-    tf_device: str
     gflops: float
-    matrix_size: int
-    multiplies: int  # per timed trial
     seconds: float  # the whole measurement, warm-up included
     dtype: str = "float32"  # the matrices' dtype
     tries: tuple[float, ...] = ()  # GFLOP/s of each try; gflops is their median
-
-    def to_dict(self) -> dict:
-        """Plain dict for JSON."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
 class Bandwidth:
     """What the read-and-reduce microbenchmark measured on one device."""
 
-    tf_device: str
     gbs: float  # GB/s, 1e9 bytes a second
-    array_bytes: int
-    reads: int  # reductions per timed trial
-    seconds: float  # the whole measurement, warm-up included
     tries: tuple[float, ...] = ()  # GB/s of each try; gbs is their median
-
-    def to_dict(self) -> dict:
-        """Plain dict for JSON."""
-        return asdict(self)
 
 
 # Bytes summed per read, per device type: past the last-level cache (up to a few hundred MB on a server
@@ -128,15 +113,7 @@ def benchmark(tf_device: str, dtype: str = "float32", tries: int = TRIES) -> Pea
         multiplies = max(1, round(TRIAL_SECONDS[device_type] / once))
         flops = 2 * n**3 * multiplies  # n^3 multiply-adds per product
         rates = tuple(flops / run(multiplies) / 1e9 for _ in range(tries))
-    return Peak(
-        tf_device=tf_device,
-        gflops=statistics.median(rates),
-        matrix_size=n,
-        multiplies=multiplies,
-        seconds=time.perf_counter() - began,
-        dtype=dtype,
-        tries=rates,
-    )
+    return Peak(gflops=statistics.median(rates), seconds=time.perf_counter() - began, dtype=dtype, tries=rates)
 
 
 def bandwidth_benchmark(tf_device: str, tries: int = TRIES) -> Bandwidth:
@@ -145,7 +122,6 @@ def bandwidth_benchmark(tf_device: str, tries: int = TRIES) -> Bandwidth:
     t = tf()
     device_type = "GPU" if "GPU" in tf_device.upper() else "CPU"
     size = ARRAY_BYTES[device_type]
-    began = time.perf_counter()
     with t.device(tf_device):
         a = t.ones((size // 4,), dtype=t.float32)
         # A tf.function: eager reduce_sum would add Python's dispatch to each read on a fast GPU.
@@ -161,11 +137,4 @@ def bandwidth_benchmark(tf_device: str, tries: int = TRIES) -> Bandwidth:
         once = min(run(1) for _ in range(WARMUP_MULTIPLIES))
         reads = max(1, round(TRIAL_SECONDS[device_type] / once))
         rates = tuple(size * reads / run(reads) / 1e9 for _ in range(tries))
-    return Bandwidth(
-        tf_device=tf_device,
-        gbs=statistics.median(rates),
-        array_bytes=size,
-        reads=reads,
-        seconds=time.perf_counter() - began,
-        tries=rates,
-    )
+    return Bandwidth(gbs=statistics.median(rates), tries=rates)

@@ -41,15 +41,15 @@ SLOW_STEP = 0.02
 MOST_ROUNDS = 5  # rounds beyond these (a run of many epochs) add time to its turns and little to the median
 
 
-def guess_step(batch: int, flops_per_sample: float, floor_seconds: float | None) -> float:
+def guess_step(batch: int, flops_per_sample: float) -> float:
     """A rough seconds per step at `batch`, only to size the rounds."""
-    return (floor_seconds or 1e-4) + batch * flops_per_sample / (GUESS_GFLOPS * 1e9)
+    return 1e-4 + batch * flops_per_sample / (GUESS_GFLOPS * 1e9)
 
 
-def other_batch(batch: int, flops_per_sample: float, floor_seconds: float | None, rows: int) -> int:
+def other_batch(batch: int, flops_per_sample: float, rows: int) -> int:
     """FACTOR x the run's batch where that step stays fast and fits the data, else batch / FACTOR."""
     larger = batch * FACTOR
-    if larger * MIN_STEPS <= rows and guess_step(larger, flops_per_sample, floor_seconds) <= SLOW_STEP:
+    if larger * MIN_STEPS <= rows and guess_step(larger, flops_per_sample) <= SLOW_STEP:
         return larger
     return max(1, batch // FACTOR)
 
@@ -89,21 +89,14 @@ class Rounds:
     """The run's step at two other batch sizes, built and traced now, then timed a round at a time: other_batch, the
     line's second point, and check_batch, which the line is not fitted on and must predict (core.analysis.why)."""
 
-    def __init__(
-        self,
-        config: TrainConfig,
-        data: datasets.Dataset,
-        jit_compile: bool,
-        flops_per_sample: float,
-        floor_seconds: float | None = None,
-    ):
+    def __init__(self, config: TrainConfig, data: datasets.Dataset, jit_compile: bool, flops_per_sample: float):
         """config.batch_size is the global batch (MirroredStrategy's replicas included). Build inside the run's
         device scope (or strategy scope), before the run's seed is set: the throwaway models draw their own weights."""
-        self.batch = other_batch(config.batch_size, flops_per_sample, floor_seconds, len(data.x_train))
+        self.batch = other_batch(config.batch_size, flops_per_sample, len(data.x_train))
         self.check = check_batch(config.batch_size, self.batch)
         batches = [b for b in (self.batch, self.check) if b is not None]
         self._executions = {
-            b: _execution(config, data, jit_compile, b, guess_step(b, flops_per_sample, floor_seconds)) for b in batches
+            b: _execution(config, data, jit_compile, b, guess_step(b, flops_per_sample)) for b in batches
         }
         self.seconds: dict[int, list[float]] = {b: [] for b in batches}  # each round's median call's seconds per step
         self._paces: dict[int, list[float]] = {b: [] for b in batches}  # every call's, over the rounds
@@ -134,9 +127,9 @@ class Rounds:
         return StepTiming(batch, tuple(self.seconds[batch]), statistics.median(paces) if paces else None)
 
 
-def rounds_or_none(config, data, jit_compile: bool, flops_per_sample: float, floor_seconds: float | None = None):
+def rounds_or_none(config, data, jit_compile: bool, flops_per_sample: float):
     """Rounds(), or None where building it fails: a failed measurement never fails the run."""
     try:
-        return Rounds(config, data, jit_compile, flops_per_sample, floor_seconds)
+        return Rounds(config, data, jit_compile, flops_per_sample)
     except Exception:  # noqa: BLE001
         return None

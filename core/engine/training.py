@@ -25,8 +25,6 @@ from core.results import EpochInProgress, EpochMetrics, RunResult, utc_now
 from core.results.measurements import Measurements
 from core.settings.config import TrainConfig
 
-__all__ = ["Cancelled", "EpochCallback", "ProgressCallback", "StopCheck", "train"]
-
 EpochCallback = Callable[[EpochMetrics, RunResult], None]
 ProgressCallback = Callable[[EpochInProgress], None]
 # At most this often, an epoch in progress sends its calls so far to on_progress (a long epoch's live curve).

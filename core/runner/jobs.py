@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,9 +20,6 @@ class Job:
     run_id: str
     config: Any
     state: str = State.QUEUED  # queued, running, then the result's status
-    submitted_at: float = field(default_factory=time.time)
-    started_at: float | None = None
-    finished_at: float | None = None
     result: Any = None  # a RunResult or SweepResult, as far as it got
     items: list[Any] = field(default_factory=list)  # finished epochs or points (core.runner.deltas)
     stop: threading.Event = field(default_factory=threading.Event)

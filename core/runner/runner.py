@@ -29,9 +29,6 @@ from core.runner.pool import Pool, timed
 from core.runner.protocol import STOP_GRACE_SECONDS, Died, Done, Ending
 from core.runner.turns import Turn, alternate
 
-__all__ = ["Job", "JobKind", "JobStatus", "Listener", "Runner"]
-
-
 Listener = Callable[[str, Job, Any], None]
 
 
@@ -137,7 +134,6 @@ class Runner:
             if cancelled_while_queued:
                 self._queue.remove(job)
                 job.state = State.CANCELLED
-                job.finished_at = time.time()
                 self._cond.notify_all()
         self._change()  # a running job says "stopping" until it ends
         if cancelled_while_queued:
@@ -218,7 +214,6 @@ class Runner:
                     if member is not job:
                         self._queue.remove(member)
                     member.state = State.RUNNING
-                    member.started_at = time.time()
                 self._running = list(group)
                 self._cond.notify_all()
             self._change()
@@ -236,7 +231,6 @@ class Runner:
         with self._cond:
             job.result = result
             job.state = state
-            job.finished_at = time.time()
             if job.failure is not None:  # stopped because a listener failed: failed, not cancelled
                 job.fail()
             self._running.remove(job)
