@@ -17,19 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from core.history.migrations import MIGRATIONS as MIGRATIONS
-from core.history.paths import (  # re-exported: the names callers have always imported from here
-    DB_ENV as DB_ENV,
-)
-from core.history.paths import (
-    LOCK_TIMEOUT_S as LOCK_TIMEOUT_S,
-)
-from core.history.paths import (
-    StoreError as StoreError,
-)
-from core.history.paths import (
-    default_db_path as default_db_path,
-)
-from core.history.paths import is_damaged
+from core.history.paths import DB_ENV, LOCK_TIMEOUT_S, StoreError, is_damaged
 from core.language.i18n import N_, _
 
 SCHEMA = len(MIGRATIONS)
@@ -165,16 +153,12 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
     if version == SCHEMA:
         return
     db.execute("BEGIN IMMEDIATE")
-    try:
+    with db:  # commits, or rolls back on any exception
         version = db.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated
         for steps in MIGRATIONS[version:]:
             for step in steps:
                 step(db) if callable(step) else db.execute(step)
         db.execute(f"PRAGMA user_version = {SCHEMA}")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
 
 
 # Runs this process has begun and not yet ended in the file: only these of its own rows may say `running`.
@@ -205,17 +189,13 @@ def _recover(db: sqlite3.Connection, gone: list[tuple[str, int | None]] | None =
         db.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError:
         return  # another process holds the write lock: opening must still work, and the next open recovers
-    try:
+    with db:
         for run_id, pid in gone:
             db.execute(
                 "UPDATE runs SET status = 'interrupted', error = ?, owner_host = NULL, owner_pid = NULL,"
                 " owner_token = NULL WHERE run_id = ? AND status = 'running'",
                 (_ended_sentence(pid, here), run_id),
             )
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
 
 
 def recover_now(db: sqlite3.Connection, gone: list[tuple[str, int | None]]) -> None:

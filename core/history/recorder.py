@@ -156,13 +156,6 @@ class Recorder:
         return f" Epochs {stored} of run {self.run_id} are stored in it; {epoch_ranges(missing)} could not be."
 
 
-def attach(runner: Any, store: Any, get_store: Callable[[], Any]) -> None:
-    """Persist a Runner's jobs as the CLI does: training runs epoch by epoch, other kinds whole; a write the history
-    refuses is said on the job (its note) and tried again, never the end of the job. store None: get_store() at each
-    job's start."""
-    runner.add_listener(JobsRecorder(store, get_store))
-
-
 class JobsRecorder:
     """A Runner's listener: each job's Recorder from its start to its end, and what each event writes."""
 

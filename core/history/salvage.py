@@ -13,7 +13,7 @@ import contextlib
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,22 +54,13 @@ def salvage(src: str | os.PathLike, dst: str | os.PathLike) -> str:
     finally:
         damaged.close()
     try:
-        with _readable(src_path, short, dst_path.parent) as path:
+        readable = truncated.rebuilt(src_path, short, dst_path.parent, TABLES) if short else None
+        with readable or contextlib.nullcontext(src_path) as path:
             ids, counts = _salvage(path, dst_path)
     except OSError as err:  # the rebuilt copy of a file cut short, made beside the new file
         said = _("Salvage could not write its working copy of {path} in {folder} ({problem}); nothing was written.")
         raise StoreError(said.format(path=src_path, folder=dst_path.parent, problem=err)) from None
     return _said(src_path, dst_path, len(ids), counts, found, short)
-
-
-@contextlib.contextmanager
-def _readable(src: Path, short: truncated.Cut | None, workdir: Path) -> Iterator[Path]:
-    """The file to read the runs from: `src` itself, or where it was cut short, a sound copy of what survives."""
-    if short is None:
-        yield src
-        return
-    with truncated.rebuilt(src, short, workdir, TABLES) as path:
-        yield path
 
 
 def _salvage(path: Path, dst: Path) -> tuple[list[str], tuple[int, ...]]:
@@ -230,10 +221,5 @@ def _epochs_done(db: sqlite3.Connection, run_id: str) -> int:
 
 def _write(out: sqlite3.Connection, result: RunResult | SweepResult, origin: str) -> None:
     out.execute("BEGIN IMMEDIATE")
-    try:
+    with out:
         tables.write(out, result, origin)
-        out.execute("COMMIT")
-    except BaseException:
-        if out.in_transaction:
-            out.execute("ROLLBACK")
-        raise

@@ -10,6 +10,7 @@ mark (it ended without one); one way in for a file: import_file.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -75,13 +76,8 @@ class Store(FileExchange):
         with self._write_lock:
             try:
                 db.execute("BEGIN IMMEDIATE")
-                try:
+                with db:  # commits, or rolls back (a full disk has already rolled it back: a no-op)
                     yield db
-                except BaseException:
-                    if db.in_transaction:  # a full disk has already rolled it back
-                        db.execute("ROLLBACK")
-                    raise
-                db.execute("COMMIT")
             except sqlite3.Error as err:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
@@ -160,10 +156,8 @@ class Store(FileExchange):
     def load(self, run_ids: Iterable[str]) -> list[RunResult]:
         """Several runs as RunResults (to overlay on one chart), in the order asked; unknown ids are skipped."""
         ids = list(dict.fromkeys(run_ids))
-        if not ids:
-            return []
-        marks = ", ".join("?" * len(ids))
-        rows = self._query(f"SELECT {tables.RUN_COLUMNS} FROM runs WHERE kind = 'train' AND run_id IN ({marks})", ids)
+        sql = f"SELECT {tables.RUN_COLUMNS} FROM runs WHERE kind = 'train' AND run_id IN {IDS}"
+        rows = self._query(sql, ids_json(ids))
         found = self._results(rows)
         return [found[i] for i in ids if i in found]
 
@@ -195,12 +189,9 @@ class Store(FileExchange):
             self._write_lock.release()
 
     def _results(self, rows: list[tuple]) -> dict[str, RunResult]:
-        ids = [row[0] for row in rows]
-        marks = ", ".join("?" * len(ids))
-        epochs = self._query(
-            f"SELECT run_id, metrics FROM epochs WHERE run_id IN ({marks}) ORDER BY run_id, epoch", ids
-        )
-        return tables.read_runs(rows, epochs) if rows else {}
+        ids = ids_json([row[0] for row in rows])
+        epochs = self._query(f"SELECT run_id, metrics FROM epochs WHERE run_id IN {IDS} ORDER BY run_id, epoch", ids)
+        return tables.read_runs(rows, epochs)
 
     def ids(self) -> list[tuple[str, str]]:
         """(id, kind) of everything stored, oldest first: what export --all walks."""
@@ -235,13 +226,7 @@ class Store(FileExchange):
 
     def traced(self, run_ids: Iterable[str]) -> set[str]:
         """Which of these runs have a profiler trace kept (no trace is read)."""
-        ids = list(dict.fromkeys(run_ids))
-        marks = ", ".join("?" * len(ids))
-        return (
-            {row[0] for row in self._query(f"SELECT run_id FROM traces WHERE run_id IN ({marks})", ids)}
-            if ids
-            else set()
-        )
+        return {row[0] for row in self._query(f"SELECT run_id FROM traces WHERE run_id IN {IDS}", ids_json(run_ids))}
 
     def trace(self, run_id: str) -> bytes | None:
         """A run's profiler trace as the engine kept it (an XSpace, gzipped), or None where it has none."""
@@ -254,6 +239,14 @@ class Store(FileExchange):
             db.execute("DELETE FROM epochs WHERE run_id = ?", (run_id,))
             db.execute("DELETE FROM traces WHERE run_id = ?", (run_id,))
             return db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount > 0
+
+
+IDS = "(SELECT value FROM json_each(?))"  # a list of ids as one parameter: no limit on how many, none for none
+
+
+def ids_json(run_ids: Iterable[str]) -> tuple[str]:
+    """The one parameter IDS reads."""
+    return (json.dumps(list(run_ids)),)
 
 
 _stores: dict[Path, Store] = {}
@@ -270,6 +263,7 @@ def get_store(path: str | os.PathLike | None = None) -> Store:
 
 
 def attach(runner: Any, store: Store | None = None) -> None:
-    """Persist a Runner's jobs as the CLI does (core.history.recorder.attach); store None = get_store() at each
-    start."""
-    recorder.attach(runner, store, get_store)
+    """Persist a Runner's jobs as the CLI does: training runs epoch by epoch, other kinds whole; a write the history
+    refuses is said on the job (its note) and tried again, never the end of the job. store None: get_store() at each
+    job's start."""
+    runner.add_listener(recorder.JobsRecorder(store, get_store))
