@@ -36,7 +36,7 @@ class Member:
     problem: str | None = None
 
 
-def zip_files(files: dict[str, str]) -> bytes:
+def zip_files(files: dict[str, str | bytes]) -> bytes:
     """Several named text files as one .zip (several runs' JSON files, each importable again)."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -8,7 +8,7 @@ messages are never shown.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import fields
 from datetime import datetime
 from typing import Any
@@ -18,7 +18,7 @@ from jsonschema.exceptions import ValidationError
 
 from core.history.allowed import allowed_words
 from core.history.keywords import KEYWORDS
-from core.history.limits import RunFileError, show, show_key
+from core.history.limits import RunFileError, path_text, show
 from core.history.schemas import SCHEMAS, TRAIN_KIND
 from core.language.i18n import _
 from core.results import SWEEP_KIND, V2_EPOCH_FIELDS, EpochMetrics, RunResult, SweepPoint, SweepResult, crossover
@@ -46,14 +46,6 @@ VALIDATORS = {
     for kind, versions in SCHEMAS.items()
     for version, schema in versions.items()
 }
-
-
-def path_text(path: Iterable[str | int]) -> str:
-    """A place in a document as a sentence names it: config.batch_size, epochs[3].test_accuracy."""
-    out = ""
-    for key in path:
-        out += f"[{key}]" if isinstance(key, int) else (f".{show_key(key)}" if out else show_key(key))
-    return out
 
 
 def sentence(error: ValidationError) -> str:

@@ -150,10 +150,15 @@ def _path(place: Any) -> str:
     while place is not None:
         place, key = place
         keys.append(key)
+    return path_text(reversed(keys)) or _("The file")
+
+
+def path_text(path: Any) -> str:
+    """A place in a document as a sentence names it: config.batch_size, epochs[3].test_accuracy."""
     out = ""
-    for key in reversed(keys):
+    for key in path:
         out += f"[{key}]" if isinstance(key, int) else (f".{show_key(key)}" if out else show_key(key))
-    return out or _("The file")
+    return out
 
 
 def read_limited(path: str | os.PathLike) -> bytes:

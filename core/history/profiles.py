@@ -4,11 +4,10 @@ plugins/profile/SESSION/HOST.xplane.pb, written to a folder (the CLI's --profile
 from __future__ import annotations
 
 import gzip
-import io
 import re
-import zipfile
 from pathlib import Path
 
+from core.history.archive import zip_files
 from core.history.paths import StoreError
 from core.language.i18n import _
 
@@ -46,9 +45,5 @@ def write_profile_dir(directory: str | Path, run_id: str, host: str, trace_gz: b
 def profile_zip(traces: dict[str, tuple[str, bytes]]) -> bytes:
     """A .zip of log directories, one per run: {folder name: (host, gzipped trace)}; unzip, then tensorboard
     --logdir."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
-        for folder, (host, trace_gz) in traces.items():
-            run = safe_name(folder)
-            z.writestr(f"{run}/{profile_path(run, host)}", xspace(trace_gz))
-    return buffer.getvalue()
+    named = {safe_name(folder): (host, trace_gz) for folder, (host, trace_gz) in traces.items()}
+    return zip_files({f"{run}/{profile_path(run, host)}": xspace(gz) for run, (host, gz) in named.items()})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
@@ -162,9 +161,6 @@ def points_csv(result: SweepResult) -> str:
     return out.getvalue()
 
 
-CSV_WRITERS: dict[type, Callable[[Any], str]] = {RunResult: epochs_csv, SweepResult: points_csv}
-
-
 def result_csv(result: RunResult | SweepResult) -> str:
     """A run's epochs or a sweep's points as CSV."""
-    return CSV_WRITERS[type(result)](result)
+    return epochs_csv(result) if isinstance(result, RunResult) else points_csv(result)

@@ -265,12 +265,9 @@ RUN_V3 = closed(
         ),
         "device": open_ended(
             {
-                "variables_on": text(nullable=True),
-                "compute_dtype": text(nullable=True),
-                "peak_dtype": text(nullable=True),
+                **RUN_V2["properties"]["device"]["properties"],
+                **{name: text(nullable=True) for name in ("compute_dtype", "peak_dtype")},
                 "jit_compile": {"type": "boolean", "description": "true or false"},
-                **{name: text() for name in ("node", "node_id")},
-                **{name: whole(1) for name in ("replicas", "global_batch_size")},
             }
         ),
     },

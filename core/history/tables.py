@@ -137,27 +137,10 @@ def require_train(db: sqlite3.Connection, run_id: str) -> None:
 
 
 def summary_row(row: tuple) -> HistoryRow:
-    """A HistoryRow from the SUMMARY_COLUMNS of a runs row."""
-    run_id, when, dataset, model, requested, configured, variables_on, name, execution, done, total = row[:11]
-    batch, accuracy, steady, status, host, origin = row[11:]
-    return HistoryRow(
-        run_id=run_id or "",
-        when=when,
-        dataset=dataset,
-        model=model,
-        device=requested or configured,
-        variables_on=variables_on,
-        device_name=name,
-        execution=execution_name(execution),
-        epochs_done=done,
-        epochs_total=total,
-        batch_size=batch,
-        final_test_accuracy=accuracy,
-        steady_epoch_seconds=steady,
-        status=status,
-        host=host,
-        origin=origin,
-    )
+    """A HistoryRow from the SUMMARY_COLUMNS of a runs row: in the fields' order, the two device columns as one."""
+    run_id, when, dataset, model, requested, configured, variables_on, name, execution, *rest = row
+    device, execution = requested or configured, execution_name(execution)
+    return HistoryRow(run_id or "", when, dataset, model, device, variables_on, name, execution, *rest)
 
 
 def write_epochs(db: sqlite3.Connection, run_id: str | None, epochs: Iterable[EpochMetrics]) -> None:

@@ -6,7 +6,6 @@ importer name these formats.
 from core.results.run import (
     MAX_CALLS_PER_EPOCH,
     MAX_STRIP,
-    SCHEMA_VERSION,
     STATUSES,
     V2_EPOCH_FIELDS,
     CallPoint,
@@ -24,7 +23,6 @@ from core.results.sweep import SWEEP_KIND, SWEEP_SCHEMA_VERSION, SweepPoint, Swe
 __all__ = [
     "MAX_CALLS_PER_EPOCH",
     "MAX_STRIP",
-    "SCHEMA_VERSION",
     "STATUSES",
     "SWEEP_KIND",
     "SWEEP_SCHEMA_VERSION",

@@ -18,9 +18,6 @@ class State(str, enum.Enum):
     def __str__(self) -> str:
         return self.value
 
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
 
 ACTIVE = (State.QUEUED, State.RUNNING)  # a job still in the runner's hands
 ENDED = (State.COMPLETED, State.CANCELLED, State.FAILED, State.INTERRUPTED)  # how a job can end; what a file holds
