@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import socket
+import subprocess
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
@@ -120,20 +122,24 @@ def gpu_info(index: int, details: dict, build: dict, platform_name: str) -> GpuI
 
 def _gpu_total_memory_mb(index: int) -> int | None:
     """Total memory of GPU `index` from nvidia-smi, which TF itself does not report."""
-    import shutil
-    import subprocess
+    total = nvidia_smi(index, "memory.total")
+    return total[0] if total else None
 
-    if not shutil.which("nvidia-smi"):
+
+def nvidia_smi(index: int, *fields: str) -> list[int] | None:
+    """GPU `index`'s numeric `fields` (memory.total, memory.used: MiB) from nvidia-smi, or None where it cannot say."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
         return None
     try:
         out = subprocess.run(
-            ["nvidia-smi", f"--id={index}", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+            [smi, f"--id={index}", f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
             capture_output=True,
             text=True,
-            timeout=5,
+            timeout=10,
             check=True,
         ).stdout
-        return int(out.strip().splitlines()[0])
+        return [int(v) for v in out.strip().splitlines()[0].split(",")]
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return None
 

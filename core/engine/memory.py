@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.engine import models
 from core.engine.data import SWEEP_POOL_SIZE, TEST_SIZE
+from core.engine.devices import nvidia_smi
 from core.machine.device_spec import device_name
 from core.settings.config import ConfigError, SweepConfig, TrainConfig
 
@@ -148,20 +147,10 @@ def available_ram() -> int | None:
 
 def available_gpu(index: int) -> int | None:
     """Free bytes on GPU `index` (total minus used, from nvidia-smi), or None where that cannot be read."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
+    found = nvidia_smi(index, "memory.total", "memory.used")
+    if found is None or len(found) != 2:
         return None
-    try:
-        out = subprocess.run(
-            [smi, "--query-gpu=memory.total,memory.used", "--format=csv,noheader,nounits", f"--id={index}"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout
-        total, used = (int(v) for v in out.strip().splitlines()[0].split(","))
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
-        return None
+    total, used = found
     return (total - used) * 2**20
 
 
