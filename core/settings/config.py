@@ -100,6 +100,15 @@ def _choice(field: str, value: Any, allowed: tuple[str, ...]) -> str:
     return value
 
 
+def _from_dict(cls: type, data: Any, not_a_dict: str) -> Any:
+    if not isinstance(data, dict):
+        raise refused("config", not_a_dict)
+    unknown = sorted(set(data) - {f.name for f in fields(cls)})
+    if unknown:
+        raise refused(unknown[0], N_("config has an unknown field {name!r}."), name=unknown[0])
+    return cls(**data)
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """One training run's settings. Built only through validation; trusted downstream."""
@@ -183,13 +192,7 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, data: Any) -> TrainConfig:
         """Build from a dict (e.g. an imported file); unknown or missing keys are errors."""
-        if not isinstance(data, dict):
-            raise refused("config", N_("config must be an object with the run's settings."))
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise refused(unknown[0], N_("config has an unknown field {name!r}."), name=unknown[0])
-        return cls(**data)
+        return _from_dict(cls, data, N_("config must be an object with the run's settings."))
 
 
 # -- batch-size sweeps ----------------------------------------------------------------------
@@ -291,9 +294,4 @@ class SweepConfig:
     @classmethod
     def from_dict(cls, data: Any) -> SweepConfig:
         """Build from a dict (e.g. an imported file); unknown keys are errors."""
-        if not isinstance(data, dict):
-            raise refused("config", N_("config must be an object with the sweep's settings."))
-        unknown = sorted(set(data) - {f.name for f in fields(cls)})
-        if unknown:
-            raise refused(unknown[0], N_("config has an unknown field {name!r}."), name=unknown[0])
-        return cls(**data)
+        return _from_dict(cls, data, N_("config must be an object with the sweep's settings."))
