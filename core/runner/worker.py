@@ -42,21 +42,14 @@ class Worker:
         self.jobs_left = jobs  # the jobs it may still run before it exits (core.runner.pool.Pool.give_back)
         self.conn, child = Pipe()
         forked = zygote.start(preload, "core.runner.serve", (), child.fileno())
-        self.proc: subprocess.Popen | zygote.Child = forked or self._fresh(child)
+        self.proc: subprocess.Popen | zygote.Child = forked or zygote.python_m(
+            "core.runner.serve", (), (child.fileno(),)
+        )
         child.close()
         self.ready = False
         self._ready_lock = threading.Lock()  # the dispatcher and Runner.warm() may both wait for Ready
         # The parent's path first, so the worker imports job functions from the modules the parent has.
         self.conn.send(Hello(list(sys.path), list(dict.fromkeys(warm_ups)), os.getpid()))
-
-    @staticmethod
-    def _fresh(child) -> subprocess.Popen:
-        return subprocess.Popen(
-            [sys.executable, "-m", "core.runner.serve", str(child.fileno())],
-            pass_fds=(child.fileno(),),
-            stdin=subprocess.DEVNULL,
-            env=zygote.fresh_env(),
-        )
 
     @property
     def pid(self) -> int:

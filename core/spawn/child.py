@@ -32,6 +32,16 @@ def fresh_env(env: dict[str, str] | None = None) -> dict[str, str]:
     return dict(env, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
 
 
+def python_m(
+    module: str, args: tuple[str, ...], fds: tuple[int, ...], env: dict[str, str] | None = None, **popen
+) -> subprocess.Popen:
+    """`python -m module *args *fds` as a fresh interpreter of the project (fresh_env(env)), handed the descriptors
+    `fds`; stdin is /dev/null unless `popen` says otherwise."""
+    popen.setdefault("stdin", subprocess.DEVNULL)
+    argv = [sys.executable, "-m", module, *args, *map(str, fds)]
+    return subprocess.Popen(argv, pass_fds=fds, env=fresh_env(env), **popen)
+
+
 class Child:
     """A program forked by the zygote, held as a subprocess.Popen is: pid, poll(), wait(timeout), kill(). Where the
     zygote refused the fork (core.spawn.forker._unsafe), a fresh interpreter runs the program instead, held the same."""
@@ -88,11 +98,9 @@ class Child:
         if self._killed:
             self._code = -signal.SIGKILL
             return
-        argv = [sys.executable, "-m", fork.module, *fork.args, *map(str, kept[:pipe])]
-        names = ("stdin", "stdout", "stderr")
-        stdio = dict(zip(names, kept[pipe:], strict=True)) if fork.stdio else {"stdin": subprocess.DEVNULL}
+        stdio = dict(zip(("stdin", "stdout", "stderr"), kept[pipe:], strict=True)) if fork.stdio else {}
         try:
-            self._fresh = subprocess.Popen(argv, cwd=fork.cwd, env=fresh_env(fork.env), pass_fds=kept[:pipe], **stdio)
+            self._fresh = python_m(fork.module, fork.args, kept[:pipe], fork.env, cwd=fork.cwd, **stdio)
         except OSError:
             self._code = 1  # as a program that could not start: its parent's next read says it has gone
 

@@ -22,14 +22,13 @@ import os
 import pickle
 import signal
 import socket
-import subprocess
 import sys
 import threading
 from collections import deque
 from multiprocessing import reduction
 from multiprocessing.connection import Pipe
 
-from core.spawn.child import Child, fresh_env
+from core.spawn.child import Child, python_m
 from core.spawn.messages import Exited, Fork, Forked, Import, Kill, Refused
 
 # What imports may read (TensorFlow, Keras, NumPy and where modules and libraries are found): a zygote serves a parent
@@ -80,12 +79,7 @@ class Zygote:
         self._unanswered: deque[Child] = deque()
         self._children: dict[int, Child] = {}
         self.conn, theirs = Pipe()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.spawn.forker", str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),),
-            stdin=subprocess.DEVNULL,
-            env={**ONE_THREAD_ENV, **fresh_env()},
-        )
+        self.proc = python_m("core.spawn.forker", (), (theirs.fileno(),), {**ONE_THREAD_ENV, **os.environ})
         theirs.close()
         threading.Thread(target=self._read, name="zygote-reader", daemon=True).start()
 
