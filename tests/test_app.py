@@ -327,7 +327,7 @@ def test_a_bad_setting_shows_its_one_sentence_and_disables_run(at):
 
 def test_a_number_streamlit_cannot_hold_is_named_in_its_refusal_not_the_zero_put_in_its_place(at):
     # A hand-made page sends any number; Streamlit puts the field's default (0) in place of one a browser cannot hold
-    # (ui/entered.py). AppTest sends a field's value as a double, so 2**53 + 1 arrives as 2**53
+    # (ui.train_settings.watch). AppTest sends a field's value as a double, so 2**53 + 1 arrives as 2**53
     # (tests/test_share_browser.py sends whole numbers exactly).
     for key, sent, kept in (
         ("epochs", 2**53 + 1, 10),

@@ -228,7 +228,7 @@ def test_only_the_presenters_page_may_upload(shared):
 
 
 def test_a_whole_number_no_browser_can_send_is_named_exactly_in_its_refusal(shared):
-    # A hand-made page sends Epochs as a 64-bit whole number; Streamlit puts 0 in its place (ui/entered.py).
+    # A hand-made page sends Epochs as a 64-bit whole number; Streamlit puts 0 there (ui.train_settings.watch).
     viewer_url, _, _ = shared
     page = st_client.Session(viewer_url).connect()
     page.run()

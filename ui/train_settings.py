@@ -6,7 +6,12 @@ values across views, since the sidebar is drawn only on the Train view.
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+from typing import Any
+
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core.engine import data as datasets
 from core.engine import models
@@ -27,7 +32,7 @@ from core.settings.config import (
     XLA_CHOICES,
 )
 from core.settings.presets import PRESET_MODES, PRESETS
-from ui import compare_settings, compared, entered, links, view_state
+from ui import compare_settings, compared, links, view_state
 from ui.resources import hardware
 
 # The widget shows "the whole set" as 0; TrainConfig says None.
@@ -48,7 +53,7 @@ EXECUTION_LABELS = {
 def values() -> dict:
     """The sidebar's values as TrainConfig fields (device and, in some modes, execution come from the mode)."""
     ss = st.session_state
-    picked = {k: entered.value(k, ss.get(k, DEFAULTS[k])) for k in DEFAULTS if k != "mode"}
+    picked = {k: entered(k, ss.get(k, DEFAULTS[k])) for k in DEFAULTS if k != "mode"}
     return {**picked, "train_subset": picked["train_subset"] or None}
 
 
@@ -58,6 +63,7 @@ KEEP = "session"
 # The address' names: every sidebar setting and the comparison's axis (its values go as "values": ui.links).
 ADDRESS = {**DEFAULTS, "axis": compare_settings.AS_DEVICE}
 PENDING = "preset_pending"  # (preset, the device mode it took) when picked before the GPU check answered
+NOTED = "entered_numbers"  # session_state: widget key -> (the value sent, what Streamlit put in its place)
 
 
 def apply_preset(name: str) -> None:
@@ -172,7 +178,7 @@ def number_ui(where, label: str, key: str, low: float, high: float, **options) -
         persist_state=KEEP,
         **options,
     )
-    entered.watch(key)  # a value Streamlit drops (2**63 - 1, NaN) is still the one a refusal names
+    watch(key)  # a value Streamlit drops (2**63 - 1, NaN) is still the one a refusal names
 
 
 def mode_ui(hw: hardware_check.Hardware) -> device_modes.Mode:
@@ -198,3 +204,45 @@ def mode_ui(hw: hardware_check.Hardware) -> device_modes.Mode:
     elif not hw.gpus:
         sb.caption(_("No GPU found. {advice}").format(advice=_(GPU_ADVICE)))
     return by_key[ss.mode]
+
+
+def watch(key: str) -> None:
+    """After the number field `key` is drawn: note what it sends next, if Streamlit replaces it, so a refusal names
+    what was entered.
+
+    Streamlit's number_input keeps a value only within what a browser's number can hold (whole numbers to 2**53 - 1)
+    and finite: it replaces 2**63 - 1, 2**53 + 1, NaN or inf, as a hand-made page can send them, by the widget's
+    default (0) before the page's script sees anything, and TrainConfig then refused "0". Streamlit offers no way to
+    see the value sent, so this wraps the deserializer Streamlit keeps for the widget (read at the start of the
+    next run, before the script) to note a value it replaced; `entered` gives it back while the field still holds the
+    replacement. Without those internals (another Streamlit), nothing is noted: the refusal names Streamlit's value.
+    """
+    ctx = get_script_run_ctx(suppress_warning=True)
+    try:
+        state = ctx.session_state._state
+        widgets = state._new_widget_state
+        metadata = widgets.widget_metadata[state._key_id_mapper.get_id_from_key(key)]
+    except (AttributeError, KeyError, TypeError):
+        return
+    noted = st.session_state.setdefault(NOTED, {})  # a plain dict: written from Streamlit's thread, read by the page's
+    keep = metadata.deserializer
+
+    def deserialize(sent: Any) -> Any:
+        value = keep(sent)
+        if isinstance(sent, (int, float)) and not _same(value, sent):
+            noted[key] = (sent, value)
+        else:
+            noted.pop(key, None)
+        return value
+
+    widgets.set_widget_metadata(replace(metadata, deserializer=deserialize))
+
+
+def entered(key: str, current: Any) -> Any:
+    """The value entered in the field `key`: the one it sent, while it still holds Streamlit's replacement (watch)."""
+    sent, put = st.session_state.get(NOTED, {}).get(key, (None, None))
+    return sent if sent is not None and _same(current, put) else current
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
