@@ -33,45 +33,26 @@ def history_frame(rows: Sequence[HistoryRow]) -> pd.DataFrame:
     """The History table: one row per run, newest first, in the order and words the page shows."""
     return pd.DataFrame(
         {
-            "When": [short_time(r.when) for r in rows],
-            # Where it ran first: the host and origin prove a run came from another machine.
-            "Variables on": [r.variables_on or (r.device or "?").upper() for r in rows],
-            "Host": [r.host or "?" for r in rows],
-            "Origin": [_(ORIGINS[r.origin]) if r.origin in ORIGINS else r.origin for r in rows],
-            "Execution": [execution_words(r) for r in rows],
-            "Model": [r.model for r in rows],
-            "Dataset": [r.dataset for r in rows],
-            "Batch": [r.batch_size for r in rows],
-            "Epochs": [_("{done} of {total}").format(done=r.epochs_done, total=r.epochs_total) for r in rows],
+            N_("When"): [short_time(r.when) for r in rows],
+            # Where it ran comes before the details: the host and origin prove a run came from another machine.
+            N_("Variables on"): [r.variables_on or (r.device or "?").upper() for r in rows],
+            N_("Host"): [r.host or "?" for r in rows],
+            N_("Origin"): [_(ORIGINS[r.origin]) if r.origin in ORIGINS else r.origin for r in rows],
+            N_("Execution"): [execution_words(r) for r in rows],
+            N_("Model"): [r.model for r in rows],
+            N_("Dataset"): [r.dataset for r in rows],
+            N_("Batch"): [r.batch_size for r in rows],
+            N_("Epochs"): [_("{done} of {total}").format(done=r.epochs_done, total=r.epochs_total) for r in rows],
             # In percent, shown with one decimal as every other accuracy on the page (81.7%, not 0.8170 or 81.70%).
-            "Test accuracy": [None if r.final_test_accuracy is None else r.final_test_accuracy * 100 for r in rows],
-            "Steady epoch (s)": [r.steady_epoch_seconds for r in rows],
-            "Status": [progress.status_words(r.status) for r in rows],
-            "Run id": [r.run_id for r in rows],
-        },
-        columns=list(HISTORY_COLUMNS),
+            N_("Test accuracy"): [None if r.final_test_accuracy is None else r.final_test_accuracy * 100 for r in rows],
+            N_("Steady epoch (s)"): [r.steady_epoch_seconds for r in rows],
+            N_("Status"): [progress.status_words(r.status) for r in rows],
+            N_("Run id"): [r.run_id for r in rows],
+        }
     )
 
 
 ORIGINS = {"local": N_("local"), "imported": N_("imported")}  # where a stored run came from (core.history)
-
-
-# The History table's columns, in order: where a run ran (host, origin) comes before the details.
-HISTORY_COLUMNS = (
-    N_("When"),
-    N_("Variables on"),
-    N_("Host"),
-    N_("Origin"),
-    N_("Execution"),
-    N_("Model"),
-    N_("Dataset"),
-    N_("Batch"),
-    N_("Epochs"),
-    N_("Test accuracy"),
-    N_("Steady epoch (s)"),
-    N_("Status"),
-    N_("Run id"),
-)
 
 
 def join_csv(texts: Sequence[str]) -> str:
@@ -101,33 +82,18 @@ def sweep_table(points: Sequence[SweepPoint]) -> pd.DataFrame:
     """One row per point: samples/s (median, min, max), ms per step, GFLOP/s and share of peak."""
     return pd.DataFrame(
         {
-            "Device": [p.label for p in points],
-            "Batch": [p.batch_size for p in points],
+            N_("Device"): [p.label for p in points],
+            N_("Batch"): [p.batch_size for p in points],
             # Whole samples: the repeats' spread is far wider than a fraction of a sample.
-            "Samples/s": [_whole(p.samples_per_second) for p in points],
-            "Min": [_whole(p.samples_per_second_min) for p in points],
-            "Max": [_whole(p.samples_per_second_max) for p in points],
-            "ms per step": [p.step_ms for p in points],
+            N_("Samples/s"): [_whole(p.samples_per_second) for p in points],
+            N_("Min"): [_whole(p.samples_per_second_min) for p in points],
+            N_("Max"): [_whole(p.samples_per_second_max) for p in points],
+            N_("ms per step"): [p.step_ms for p in points],
             "GFLOP/s": [p.gflops_per_second for p in points],
-            "Share of peak": [p.utilisation for p in points],
-            "Note": [p.error or "" for p in points],
-        },
-        columns=SWEEP_COLUMNS,
+            N_("Share of peak"): [p.utilisation for p in points],
+            N_("Note"): [p.error or "" for p in points],
+        }
     )
-
-
-# The sweep table's columns (ui.scaling shows them translated).
-SWEEP_COLUMNS = [
-    N_("Device"),
-    N_("Batch"),
-    N_("Samples/s"),
-    N_("Min"),
-    N_("Max"),
-    N_("ms per step"),
-    "GFLOP/s",
-    N_("Share of peak"),
-    N_("Note"),
-]
 
 
 def _whole(value: float | None) -> float | None:
