@@ -19,44 +19,32 @@ CAVEAT = N_(
     "taken after epoch 1 outside the timed epochs; its step is held against the run's own timer. The line is a "
     "model, tested on a batch size it was not fitted on; the floors are each measured alone."
 )
+# Each part's name and colour: ops in Okabe-Ito colours, the gaps between them in greys.
 PARTS = {
-    "matmul": N_("matmul/conv"),
-    "elementwise": N_("element-wise"),
-    "loss": N_("the loss"),
-    "optimizer": N_("the optimizer's update"),
-    "input": N_("input and copies"),
-    "runtime": N_("gap: runtime"),
-    "launch": N_("gap: launches"),
-    "dispatch": N_("gap: dispatch"),
-    "sync": N_("gap: sync"),
-    "python": N_("gap: Python"),
+    "matmul": (N_("matmul/conv"), "#0072B2"),
+    "elementwise": (N_("element-wise"), "#009E73"),
+    "loss": (N_("the loss"), "#CC79A7"),
+    "optimizer": (N_("the optimizer's update"), "#E69F00"),
+    "input": (N_("input and copies"), "#56B4E9"),
+    "runtime": (N_("gap: runtime"), "#555555"),
+    "launch": (N_("gap: launches"), "#777777"),
+    "dispatch": (N_("gap: dispatch"), "#999999"),
+    "sync": (N_("gap: sync"), "#BBBBBB"),
+    "python": (N_("gap: Python"), "#DDDDDD"),
 }
-# Ops in Okabe-Ito colours, the gaps between them in greys.
-PART_COLOURS = (
-    "#0072B2",
-    "#009E73",
-    "#CC79A7",
-    "#E69F00",
-    "#56B4E9",
-    "#555555",
-    "#777777",
-    "#999999",
-    "#BBBBBB",
-    "#DDDDDD",
-)
 
 
 def trace_frame(whys: Sequence[why.Why], runs: Sequence[str]) -> pd.DataFrame:
     """One row per run and part of its traced step (µs per step); parts under half a µs are left out."""
     rows = []
     for w, run in zip(whys, runs, strict=True):
-        parts = {**{k: v for k, v in w.trace.ops.items()}, **{k: v for k, v in w.trace.gaps.items()}}
-        for i, name in enumerate(PARTS):
+        parts = {**w.trace.ops, **w.trace.gaps}
+        for i, (name, (words, _colour)) in enumerate(PARTS.items()):
             if parts.get(name, 0.0) >= 5e-7:
                 rows.append(
                     {
                         "run": run,
-                        "part": _(PARTS[name]),
+                        "part": _(words),
                         "order": i,
                         "us": parts[name] * 1e6,
                         "step_us": w.trace.step_seconds * 1e6,
@@ -69,7 +57,7 @@ def trace_chart(whys: Sequence[why.Why], runs: Sequence[str]):
     """A stacked bar per run of where its traced step goes, and a black tick at the run's own timed step."""
     frame = trace_frame(whys, runs)
     present = set(frame["part"])  # a legend of the parts drawn only, one a row: nothing cut at half of 1280 px
-    shown = [(_(p), c) for p, c in zip(PARTS.values(), PART_COLOURS, strict=True) if _(p) in present]
+    shown = [(_(p), c) for p, c in PARTS.values() if _(p) in present]
     names, colours = [n for n, _c in shown], [c for _n, c in shown]
     colour = alt.Color(
         "part:N",
