@@ -10,6 +10,7 @@ bound only where it is half of the epoch, and the advice from the same figures.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, fields
 
 import altair as alt
 import pandas as pd
@@ -34,21 +35,8 @@ def roof_frame(roofs: Sequence[roofline.Roof], low: float, high: float) -> pd.Da
 
 def points_frame(points: Sequence[roofline.Point], runs: Sequence[str]) -> pd.DataFrame:
     """The dots: one per run or sweep point, with what the tooltip shows."""
-    rows = [
-        {
-            "run": run,
-            "device": p.device,
-            "model": p.model,
-            "batch_size": p.batch_size,
-            "intensity": p.intensity,
-            "gflops": p.gflops,
-            "samples_per_second": p.samples_per_second,
-        }
-        for p, run in zip(points, runs, strict=True)
-    ]
-    return pd.DataFrame(
-        rows, columns=["run", "device", "model", "batch_size", "intensity", "gflops", "samples_per_second"]
-    )
+    rows = [{"run": run, **asdict(p)} for p, run in zip(points, runs, strict=True)]
+    return pd.DataFrame(rows, columns=["run", *(f.name for f in fields(roofline.Point))])
 
 
 def roofline_chart(
