@@ -18,11 +18,8 @@ WARMUP_BAND = "#D9D9D9"
 
 def smooth(values: Sequence[float], weight: float) -> np.ndarray:
     """TensorBoard's smoothing: an exponential moving average, debiased so the first points are not pulled to 0."""
-    out, last = np.empty(len(values)), 0.0
-    for i, value in enumerate(values):
-        last = last * weight + (1 - weight) * value
-        out[i] = last / (1 - weight ** (i + 1)) if weight < 1 else value
-    return out
+    # ewm's adjusted mean divides by the weights so far: TensorBoard's debiasing (weight below 1, as the slider goes).
+    return pd.Series(values, dtype=float).ewm(alpha=1 - weight).mean().to_numpy()
 
 
 def smoothed(frame: pd.DataFrame, column: str, weight: float, rows: pd.Series | None = None) -> pd.DataFrame:
