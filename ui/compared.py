@@ -180,8 +180,10 @@ def sentence(configs: Sequence[dict], hw: hardware_check.Hardware) -> str:
         return lead + _("one run on {device}; pick a comparison under Device.").format(
             device=_place(configs[0]["device"])
         )
-    if changes.chained(list(configs)) and len(devices) == 1:
-        return lead + chain_words(list(configs))
+    if changes.chained(list(configs)) and len(devices) == 1:  # the title names the changes
+        return lead + _("one change at a time on {device}, each run against the one before.").format(
+            device=_place(configs[0]["device"])
+        )
     axis = axis_of(list(configs))
     field = AXES[axis].field if axis else "device"
     names = [_words(field, c.get(field), plain=True) for c in configs]
@@ -195,13 +197,6 @@ def sentence(configs: Sequence[dict], hw: hardware_check.Hardware) -> str:
         _("comparing {listed}, both on {device}.") if len(configs) == 2 else _("comparing {listed}, all on {device}.")
     )
     return lead + said.format(listed=listed, device=place)
-
-
-def chain_words(configs: list[dict]) -> str:
-    """'one change at a time on the CPU, each run against the one before.' (the title names the changes)."""
-    return _("one change at a time on {device}, each run against the one before.").format(
-        device=_place(configs[0]["device"])
-    )
 
 
 def _steps(configs: list[dict], plain: bool) -> list[str]:
@@ -222,11 +217,6 @@ def _setting(field: str, config: dict) -> str:
 def check_failed(message: str) -> str:
     """core.machine.hardware_check's sentence for a failed hardware check, in the page's language."""
     return i18n.again(message, CHECK_FAILED)
-
-
-def sentence_ui(configs: Sequence[dict], hw: hardware_check.Hardware) -> None:
-    """The sentence, one line above Run (always there, so nothing moves when the check answers)."""
-    st.markdown(sentence(configs, hw))
 
 
 # -- a watched run's settings ----------------------------------------------------------------------

@@ -249,8 +249,7 @@ def main() -> None:
     # The title and the sentence follow the runs on screen (a watched run's own settings), else what Run would do.
     about = [s.config.to_dict() for s in shown] or [r.config for r in stored] or [c.to_dict() for c in configs or ()]
     compared.title_ui(compared.title(about))
-    with said:
-        compared.sentence_ui(about, hw)
+    said.markdown(compared.sentence(about, hw))  # always there, so nothing moves when the check answers
     if st.session_state.get("start_error"):
         st.error(st.session_state.pop("start_error"))  # shown once: the next click decides afresh
     status_col = watcher.controls_ui(KIND, snap, _("Run"), ("run", "stop"), start_runs, bool(configs))
