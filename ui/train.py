@@ -112,10 +112,8 @@ def results_ui(runs: tuple[JobStatus, ...], hw: hardware_check.Hardware, watched
         compared.watched_ui([s.config.to_dict() for s in runs])
     names = labels(runs)
     for s, label in zip(runs, names, strict=True):
-        if s.state in (
-            State.FAILED,
-            State.INTERRUPTED,
-        ):  # interrupted: its worker or Ray node died; the sentence says when
+        # Interrupted: its worker or Ray node died; the sentence says when.
+        if s.state in (State.FAILED, State.INTERRUPTED):
             said = i18n.again(s.error, ENDED_SAID) if s.error else _("the run failed.")
             st.error(run_text.plain(_("{label}: {words}").format(label=label, words=said)))
         if s.note:  # the history refused a write (locked, full): the run goes on, and says what is not stored
@@ -133,15 +131,14 @@ def compare_hint(hw: hardware_check.Hardware) -> str:
     """Where to go for a comparison: the device modes this machine can run, and, without a GPU, History's import."""
     ready = [m.label for m in device_modes.modes(hw) if len(m.runs) > 1 and not device_modes.unavailable(m, hw)]
     pick = _(" or ").join(f"“{r}”" for r in ready)
+    said = _("To compare, pick {modes} under Device.").format(modes=pick) if ready else _("To compare.")
     if hw.gpus:
-        return _("To compare, pick {modes} under Device.").format(modes=pick) if ready else _("To compare.")
+        return said
     server = _(
         "No GPU here: train on a GPU server with `python -m core train --device gpu --json run.json` and import that "
         "file in the History view, to overlay it on a run of this machine."
     )
-    return (
-        (_("To compare, pick {modes} under Device.").format(modes=pick) if ready else _("To compare.")) + " " + server
-    )
+    return f"{said} {server}"
 
 
 def finished_runs(runs: tuple[JobStatus, ...]) -> list[tuple[RunResult, str]]:
@@ -162,9 +159,8 @@ def downloads_ui(finished: list[tuple[RunResult, str]]) -> None:
         col.download_button(
             f"{label} · JSON", result.to_json, name, "application/json", on_click="ignore", width="stretch"
         )
-        if (
-            result.run_id in traced
-        ):  # the profiler's window of its step, as a log directory TensorBoard's profile plugin opens
+        # The profiler's window of its step, as a log directory TensorBoard's profile plugin opens.
+        if result.run_id in traced:
             zipped = partial(_trace_zip, result.run_id, slug(label), result.host.get("hostname") or "host")
             col.download_button(
                 _("{label} · trace (TensorBoard)").format(label=label),
