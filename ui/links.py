@@ -90,16 +90,15 @@ def read(defaults: dict[str, Any], hw: hardware_check.Hardware) -> None:
 
 
 def _values(axis: str, text: str, hw: hardware_check.Hardware) -> dict[str, tuple[Any, str]]:
+    from ui import compare_settings
+
     ss, items = st.session_state, [v.strip() for v in text.split(",") if v.strip()]
     try:
         Comparison(axis, tuple(items))
-        if axis == "device" and (absent := [v for v in items if v not in device_values(hw)]):
-            raise ConfigError(
-                "values", f"device values must each be one of {', '.join(device_values(hw))}, not {absent[0]!r}."
-            )
+        if axis == "device" and (absent := [v for v in items if v not in compare_settings.device_values(hw)]):
+            allowed = ", ".join(compare_settings.device_values(hw))
+            raise ConfigError("values", f"device values must each be one of {allowed}, not {absent[0]!r}.")
     except ConfigError as err:
-        from ui import compare_settings
-
         key = "axis_numbers" if _typed(axis) else "axis_choices"
         return {key: (compare_settings.DEFAULTS[key], str(err))}  # the widget keeps its default
     if _typed(axis):
@@ -111,13 +110,6 @@ def _values(axis: str, text: str, hw: hardware_check.Hardware) -> dict[str, tupl
 
 def _typed(axis: str) -> bool:
     return AXES[axis].allowed is None and axis != "device"
-
-
-def device_values(hw: hardware_check.Hardware) -> list[str]:
-    """The devices a comparison may use (ui.compare_settings' list)."""
-    from ui import compare_settings
-
-    return compare_settings.device_values(hw)
 
 
 def problem() -> str | None:
