@@ -51,19 +51,8 @@ def command(address: str, port: int, shown: str | None) -> list[str]:
     (its URLs would lack the token, and with a wildcard address it looks up this machine's public address on the
     internet). The server answers only to this machine's names and the address viewers type (server.allowedHosts):
     a page under another name, as DNS rebinding makes one, is refused."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(ROOT / "app.py"),
-        "--server.address",
-        address,
-        "--server.port",
-        str(port),
-        "--logger.hideWelcomeMessage",
-        "true",
-    ]
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.address", address]
+    cmd += ["--server.port", str(port), "--logger.hideWelcomeMessage", "true"]
     names = dict.fromkeys([*LOCAL_NAMES, *([shown] if shown else []), *([] if address in WILDCARDS else [address])])
     for name in names:
         cmd += ["--server.allowedHosts", name]
