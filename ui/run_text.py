@@ -73,23 +73,18 @@ def run_labels(rows: Sequence[HistoryRow], configs: Sequence[dict] | None = None
 
 
 def _row_config(row: HistoryRow) -> dict:
-    return {"execution": execution(row), "batch_size": row.batch_size, "model": row.model, "dataset": row.dataset}
-
-
-def execution(row: HistoryRow) -> str | None:
-    """The run's execution mode (keras-fit, multi-step-loop, ...); None where the history row does not say."""
-    return getattr(row, "execution", None)
+    return {"execution": row.execution, "batch_size": row.batch_size, "model": row.model, "dataset": row.dataset}
 
 
 def execution_words(row: HistoryRow) -> str:
     """'plain fit', 'multi-step loop', or '?'."""
-    return SETTING_WORDS["execution"](execution(row))
+    return SETTING_WORDS["execution"](row.execution)
 
 
 def pick_label(row: HistoryRow) -> str:
     """One line naming a run in a picker: when, where, how, what, how it ended, and its id (so no two read alike)."""
     accuracy = f"{row.final_test_accuracy:.1%}" if row.final_test_accuracy is not None else _("no epochs")
-    how = f" · {execution_words(row)}" if execution(row) else ""
+    how = f" · {execution_words(row)}" if row.execution else ""
     what = _("{model} on {dataset}, batch {batch}").format(model=row.model, dataset=row.dataset, batch=row.batch_size)
     return f"{short_time(row.when)} · {where(row)}{how} · {what} · {accuracy} · {row.run_id}"
 
