@@ -184,9 +184,8 @@ def role_ui() -> None:
             on_click=end_presenter,
             help=_("This browser becomes a viewer; the presenter link from the terminal makes it the presenter again."),
         )
-    if (
-        KEY + "_fragment" not in st.session_state
-    ):  # once per page: the server never sees '#token=', so the page removes it
+    # Once per page: the server never sees '#token=', so the page removes it.
+    if KEY + "_fragment" not in st.session_state:
         st.session_state[KEY + "_fragment"] = True
         st.html(_FRAGMENT_SCRIPT, unsafe_allow_javascript=True)
 

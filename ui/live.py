@@ -131,9 +131,8 @@ def queue_line(jobs: Sequence[JobStatus], mine: set[str], warming: bool = False)
 
     running = [j for j in jobs if j.state == State.RUNNING]
     now = [_("now: {doing}").format(doing=named(j)) for j in running]
-    if (
-        len(running) > 1
-    ):  # a comparison's runs taking turns (core.runner.turns): what they train once, not each progress
+    # A comparison's runs taking turns (core.runner.turns): what they train once, not each progress.
+    if len(running) > 1:
         what = "; ".join(dict.fromkeys(doing(j, progress_words=False) for j in running))
         now = [_("now, {n} runs taking turns: {what}").format(n=len(running), what=what)]
         now = [_("{doing} (this page)").format(doing=now[0])] if running[0].run_id in mine else now
