@@ -94,15 +94,6 @@ def sweep_points(points, model: dict) -> list[Point]:
     ]
 
 
-def seconds(value: float | None) -> str:
-    """'0.09 s', '1.2 s', '0.004 s'; 'not measured' for None."""
-    if value is None:
-        return "not measured"
-    if abs(value) >= 1:
-        return f"{value:.1f} s"
-    return f"{value:.2f} s" if abs(value) >= 0.01 else f"{value:.1g} s"
-
-
 def si(value: float, unit: str) -> str:
     """3.1e6, 'FLOP' -> '3.1 MFLOP'; 188e6, 'B' -> '188 MB'."""
     for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")):
