@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.history.limits import without_controls
+from core.history.paths import check_path
 from core.history.recorder import Recorder
-from core.history.store import StoreError
+from core.history.store import Store, StoreError, default_db_path
 from core.results.states import State
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
@@ -46,6 +47,12 @@ def fail(message: str, code: int = EXIT_FAILED) -> int:
 def db_flag(p: argparse.ArgumentParser) -> None:
     """--db FILE: the history file every command that reads or records runs takes."""
     p.add_argument("--db", metavar="FILE", help="run history file (default $TFDASH_DB, else ~/.local/share/tfdash)")
+
+
+def existing_store(args: argparse.Namespace) -> Store | None:
+    """The history named by --db, or None where there is no such file yet (reading creates nothing)."""
+    path = default_db_path() if args.db is None else check_path(args.db)
+    return Store(path) if os.path.exists(path) else None
 
 
 def stop_on_ctrl_c() -> Callable[[], bool]:

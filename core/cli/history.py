@@ -9,25 +9,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 
-from core.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, db_flag, fail
+from core.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, db_flag, existing_store, fail
 from core.history import archive
 from core.history.importer import RunFileError
 from core.history.limits import MAX_CELL, printable, read_limited, without_controls
-from core.history.paths import check_path
 from core.history.salvage import salvage
-from core.history.store import Store, StoreError, default_db_path
+from core.history.store import Store, StoreError
 from core.results.states import State
 
 LONG_CELL = 400  # a sweep's last column is a sentence (an error, the crossover)
-
-
-def _existing_store(args: argparse.Namespace) -> Store | None:
-    """The history named by --db, or None where there is no such file yet (reading creates nothing)."""
-    path = default_db_path() if args.db is None else check_path(args.db)
-    return Store(path) if os.path.exists(path) else None
 
 
 def _cells(row: tuple, last: int = MAX_CELL) -> tuple[str, ...]:
@@ -96,7 +88,7 @@ def format_sweeps(rows) -> str:
 def cmd_history(args: argparse.Namespace) -> int:
     """List recorded runs, then sweeps, newest first."""
     try:
-        store = _existing_store(args)
+        store = existing_store(args)
         rows, sweeps = (store.history(), store.sweeps()) if store else ([], [])
     except StoreError as err:
         return fail(str(err))
@@ -127,7 +119,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.out:
         return fail("--out goes with --all; export RUN_ID prints to the screen (redirect it with >).", EXIT_USAGE)
     try:
-        store = _existing_store(args)
+        store = existing_store(args)
         text = (store.export_csv if args.csv else store.export_json)(args.run_id) if store else None
     except StoreError as err:
         return fail(str(err))
@@ -144,7 +136,7 @@ def export_all(args: argparse.Namespace) -> int:
     if args.csv:
         return fail("--all exports JSON lines; use export --csv RUN_ID for one run's CSV.", EXIT_USAGE)
     try:
-        store = _existing_store(args)
+        store = existing_store(args)
         ids = store.ids() if store else []
     except StoreError as err:
         return fail(str(err))
@@ -216,7 +208,7 @@ def _import_zip(args: argparse.Namespace) -> int:
 def cmd_delete(args: argparse.Namespace) -> int:
     """Remove a run (and its epochs) or a sweep from the history; a run still recording here is refused."""
     try:
-        store = _existing_store(args)
+        store = existing_store(args)
         if store is None:
             return fail(f"there is no run {args.run_id!r} in the history (it has no file yet).")
         rows = {r.run_id: r for r in store.history()}  # a running row with no live job is ended by this listing

@@ -11,11 +11,10 @@ import tempfile
 import threading
 from pathlib import Path
 
-from core.cli.common import EXIT_OK, EXIT_USAGE, fail
+from core.cli.common import EXIT_OK, EXIT_USAGE, existing_store, fail
 from core.history import archive
 from core.history.limits import MAX_CELL, printable
-from core.history.paths import check_path
-from core.history.store import Store, StoreError, default_db_path
+from core.history.store import StoreError
 from core.language.i18n import _
 
 
@@ -30,8 +29,7 @@ def export_tensorboard(args: argparse.Namespace) -> int:
     from core.export import tensorboard
 
     try:
-        path = default_db_path() if args.db is None else check_path(args.db)
-        store = Store(path) if os.path.exists(path) else None
+        store = existing_store(args)
         kinds = dict(store.ids()) if store else {}
         ids = args.run_id or [i for i, kind in kinds.items() if kind == "train"]
         if missing := [i for i in ids if kinds.get(i) != "train"]:
