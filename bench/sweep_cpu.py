@@ -19,7 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.engine import peak  # noqa: E402
-from core.engine.sweep import DEFAULT_BATCH_SIZES, SweepConfig, run_sweep  # noqa: E402
+from core.engine.sweep import run_sweep  # noqa: E402
+from core.settings.config import DEFAULT_BATCH_SIZES, SweepConfig  # noqa: E402
 
 MODELS = (("softmax", 128), ("mlp", 128), ("mlp", 1024))
 

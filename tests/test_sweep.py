@@ -10,10 +10,11 @@ import pytest
 
 from core.cli import main
 from core.engine import limits, models, peak
-from core.engine.sweep import SweepConfig, SweepPoint, SweepResult, run_sweep
+from core.engine.sweep import run_sweep
 from core.history.importer import RunFileError, validate_sweep
+from core.results import SweepPoint, SweepResult
 from core.results.crossover import crossover_sentence
-from core.settings.config import ConfigError
+from core.settings.config import ConfigError, SweepConfig
 from tests.conftest import ROOT, borrowed, run_cli
 
 QUICK = dict(model="softmax", batch_sizes=(16, 256), steps=30, repeats=3)

@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.cli import main
-from core.engine.sweep import SweepConfig, SweepPoint, SweepResult
 from core.history.importer import IMPORTABLE_STATUSES, MAX_FILE_BYTES, RunFileError
 from core.history.store import Store, StoreError, attach
+from core.results import SweepPoint, SweepResult
 from core.results.crossover import crossover_sentence
-from core.settings.config import DATASETS, MODELS
+from core.settings.config import DATASETS, MODELS, SweepConfig
 from tests.conftest import borrowed, wait_until
 from tests.sample_runs import SERVER_HOST, make_result
 from tests.store_helpers import checkpoint, save_record

@@ -32,19 +32,8 @@ from core.engine.job import Cancelled, StopCheck, check_placement, never_stop, r
 from core.engine.step import StepRunner, build_train_chunk
 from core.engine.tf_setup import tf
 from core.machine import backends
-from core.results import SWEEP_SCHEMA_VERSION, SweepPoint, SweepResult, points_frame, utc_now
-from core.settings.config import DEFAULT_BATCH_SIZES, MAX_STEPS, SWEEP_KIND, SweepConfig
-
-__all__ = [
-    "DEFAULT_BATCH_SIZES",
-    "SWEEP_KIND",
-    "SWEEP_SCHEMA_VERSION",
-    "SweepConfig",
-    "SweepPoint",
-    "SweepResult",
-    "points_frame",
-    "run_sweep",
-]
+from core.results import SweepPoint, SweepResult, utc_now
+from core.settings.config import MAX_STEPS, SweepConfig
 
 # Timing targets, in seconds of device work.
 WARMUP_STEPS, WARMUP_SECONDS = 3, 0.3
