@@ -210,13 +210,13 @@ def fits_together(configs: list[TrainConfig], waiting: int = 1) -> bool:
     return all(free is None or need <= free for free, need in places)
 
 
-def warm_workers(runs: int = WARM_RUNS) -> int:
-    """How many workers may wait with TensorFlow imported: one per run of a comparison (`runs`) where the free
+def warm_workers() -> int:
+    """How many workers may wait with TensorFlow imported: one per run of a comparison (WARM_RUNS) where the free
     memory holds them and still a run's RESERVE_BYTES beside them, else one. $TFDASH_WARM_WORKERS overrides it."""
     if (asked := os.environ.get(WARM_ENV, "").strip()).isdigit() and int(asked) >= 1:
         return int(asked)
     free = available_ram()
-    return runs if free is None or free >= runs * WORKER_BYTES + RESERVE_BYTES else 1
+    return WARM_RUNS if free is None or free >= WARM_RUNS * WORKER_BYTES + RESERVE_BYTES else 1
 
 
 def _batch(config: TrainConfig | SweepConfig) -> int:
