@@ -81,24 +81,29 @@ def _read_idx(path: Path, offset: int) -> np.ndarray:
         return np.frombuffer(fh.read(), np.uint8, offset=offset)
 
 
-def _scale(x: np.ndarray) -> np.ndarray:
-    # Scale images to the [0, 1] range.
-    return (x.astype(np.float32) / 255.0).reshape(-1, 28, 28)
+def _scaled(name: str, xtr, ytr, xte, yte, source: str) -> Dataset:
+    """uint8 images and labels as a Dataset: images scaled to [0, 1] in float32, (N, 28, 28), labels int32."""
+    x_train = (xtr.astype(np.float32) / 255.0).reshape(-1, 28, 28)
+    x_test = (xte.astype(np.float32) / 255.0).reshape(-1, 28, 28)
+    return Dataset(name, x_train, ytr.astype(np.int32), x_test, yte.astype(np.int32), source)
+
+
+def _from_keras(name: str, source: str) -> Dataset:
+    """Keras' own loader of `name`, which downloads into its cache (and needs the internet)."""
+    try:
+        import keras
+
+        # keras.datasets.mnist and keras.datasets.fashion_mnist: Keras names them as REGISTRY does.
+        (xtr, ytr), (xte, yte) = getattr(keras.datasets, name).load_data()
+    except Exception as err:  # noqa: BLE001 - any download failure means "not available"
+        raise DatasetError(_offline_message(name, err)) from None
+    return _scaled(name, xtr, ytr, xte, yte, source)
 
 
 def _load_fashion(_: int | None, __: int) -> Dataset:
     folder = _fashion_dir()
     if folder is None:
-        # Keras' own loader downloads into its cache (and needs the internet).
-        try:
-            import keras
-
-            (xtr, ytr), (xte, yte) = keras.datasets.fashion_mnist.load_data()
-        except Exception as err:  # noqa: BLE001 - any download failure means "not available"
-            raise DatasetError(_offline_message("fashion_mnist", err)) from None
-        return Dataset(
-            "fashion_mnist", _scale(xtr), ytr.astype(np.int32), _scale(xte), yte.astype(np.int32), "keras download"
-        )
+        return _from_keras("fashion_mnist", "keras download")
     try:
         xtr = _read_idx(folder / FASHION_FILES[0], 16)
         ytr = _read_idx(folder / FASHION_FILES[1], 8)
@@ -108,17 +113,11 @@ def _load_fashion(_: int | None, __: int) -> Dataset:
         raise DatasetError(f"The Fashion-MNIST files in {folder} cannot be read ({err}).") from None
     if xtr.size != len(ytr) * 784 or xte.size != len(yte) * 784:
         raise DatasetError(f"The Fashion-MNIST files in {folder} are truncated or mismatched.")
-    return Dataset("fashion_mnist", _scale(xtr), ytr.astype(np.int32), _scale(xte), yte.astype(np.int32), str(folder))
+    return _scaled("fashion_mnist", xtr, ytr, xte, yte, str(folder))
 
 
 def _load_mnist(_: int | None, __: int) -> Dataset:
-    try:
-        import keras
-
-        (xtr, ytr), (xte, yte) = keras.datasets.mnist.load_data()
-    except Exception as err:  # noqa: BLE001
-        raise DatasetError(_offline_message("mnist", err)) from None
-    return Dataset("mnist", _scale(xtr), ytr.astype(np.int32), _scale(xte), yte.astype(np.int32), "keras")
+    return _from_keras("mnist", "keras")
 
 
 def synthetic_arrays(n_train: int, n_test: int, seed: int):
