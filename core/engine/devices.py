@@ -111,19 +111,14 @@ def gpu_info(index: int, details: dict, build: dict, platform_name: str) -> GpuI
     cc = details.get("compute_capability")
     name = details.get("device_name") or f"GPU {index}"
     backend = backends.gpu_backend(name, cc, build.get("cuda_version"), platform_name)
+    total = nvidia_smi(index, "memory.total") if backend == "cuda" else None  # TensorFlow does not report it
     return GpuInfo(
         index=index,
         name=name,
         compute_capability=f"{cc[0]}.{cc[1]}" if cc else None,
-        memory_mb=_gpu_total_memory_mb(index) if backend == "cuda" else None,
+        memory_mb=total[0] if total else None,
         backend=backend,
     )
-
-
-def _gpu_total_memory_mb(index: int) -> int | None:
-    """Total memory of GPU `index` from nvidia-smi, which TF itself does not report."""
-    total = nvidia_smi(index, "memory.total")
-    return total[0] if total else None
 
 
 def nvidia_smi(index: int, *fields: str) -> list[int] | None:
