@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from core.cli import build_parser, config_from_args
+from core.cli import build_parser
+from core.cli.train import config_from_args
 from core.engine.executions.base import jit_compile_for
 from core.engine.step import TARGET_CALL_SECONDS
 from core.engine.training import train

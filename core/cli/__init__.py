@@ -12,7 +12,6 @@ import sys
 
 from core.cli import cluster, compare, devices, history, sweep, train
 from core.cli.common import EXIT_USAGE, Command, OneLineParser, fail
-from core.cli.train import config_from_args  # noqa: F401 - tests/test_snippet.py imports it from here
 from core.cluster.auth import ALLOW_ENV, ALLOW_FLAG
 from core.cluster.connect import ADDRESS_ENV, ClusterError, parse
 
