@@ -145,6 +145,18 @@ def ratio_of(baseline: Measurements, other: Measurements, seed: int = 0) -> Spee
     return Speedup(ratio, float(min(low, ratio)), float(max(high, ratio)), baseline, other)
 
 
+def bootstrap_interval(values, statistic) -> tuple[float, float]:
+    """The INTERVAL percentile-bootstrap interval of statistic(values, axis=1) (np.mean, np.median) over `values`
+    resampled with replacement, seeded: the same values always give the same interval."""
+    import numpy as np
+
+    values = np.asarray(values)
+    picks = np.random.default_rng(0).integers(0, len(values), size=(BOOTSTRAP_RESAMPLES, len(values)))
+    tail = (1 - INTERVAL) / 2
+    low, high = np.quantile(statistic(values[picks], axis=1), [tail, 1 - tail])
+    return float(low), float(high)
+
+
 def speedup(baseline: RunResult, other: RunResult, seed: int = 0) -> Speedup | None:
     """How many times faster `other` trains than `baseline`, in steady-state samples per second; None before epoch 2."""
     a, b = measurements(baseline), measurements(other)

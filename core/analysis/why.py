@@ -202,13 +202,8 @@ class Why:
         the window's slices; None under MIN_SLICES. Slices are equal times, so their mean is the window's share."""
         import numpy as np
 
-        shares = np.asarray([s[name] for s in self.slice_shares()])
-        if len(shares) < MIN_SLICES:
-            return None
-        picks = np.random.default_rng(0).integers(0, len(shares), size=(compare.BOOTSTRAP_RESAMPLES, len(shares)))
-        tail = (1 - compare.INTERVAL) / 2
-        low, high = np.quantile(shares[picks].mean(axis=1), [tail, 1 - tail])
-        return float(low), float(high)
+        shares = [s[name] for s in self.slice_shares()]
+        return compare.bootstrap_interval(shares, np.mean) if len(shares) >= MIN_SLICES else None
 
     @property
     def leading(self) -> str | None:

@@ -3,7 +3,7 @@ its check against the run's own timer, the bound, the line and its prediction, t
 
 from __future__ import annotations
 
-from core.analysis.compare import BOOTSTRAP_RESAMPLES, INTERVAL
+from core.analysis.compare import INTERVAL, bootstrap_interval
 from core.analysis.roofline import si
 from core.analysis.why import FACTOR, GAPS_WORDS, HELPS, OPS_WORDS, Line, Why, duration
 from core.language.i18n import N_, _
@@ -159,13 +159,8 @@ def gain_spread(w: Why) -> tuple[float, float] | None:
     median little, where it would move a least-to-most span all the way."""
     import numpy as np
 
-    gains = np.asarray([_gain(ln, w.batch)[1] for ln in w.round_lines])
-    if len(gains) < 2:
-        return None
-    picks = np.random.default_rng(0).integers(0, len(gains), size=(BOOTSTRAP_RESAMPLES, len(gains)))
-    tail = (1 - INTERVAL) / 2
-    low, high = np.quantile(np.median(gains[picks], axis=1), [tail, 1 - tail])
-    return float(low), float(high)
+    gains = [_gain(ln, w.batch)[1] for ln in w.round_lines]
+    return bootstrap_interval(gains, np.median) if len(gains) >= 2 else None
 
 
 DEVICE_ADVICE = {
