@@ -16,6 +16,7 @@ from core.results import EpochMetrics, RunResult, mean_epoch, steady_epoch_secon
 from core.results.states import State
 
 _EPOCH_FIELDS = {f.name for f in fields(EpochMetrics)}
+_SET = "UPDATE runs SET epochs_done = ?, final_test_accuracy = ?, steady_epoch_seconds = ? WHERE run_id = ?"
 
 
 def epoch_from_json(metrics: str) -> EpochMetrics:
@@ -30,19 +31,21 @@ def summarise(epochs: list[EpochMetrics]) -> tuple[int, float | None, float | No
     return len(epochs), result.final_test_accuracy(), steady_epoch_seconds(result)
 
 
+def _stored(db: sqlite3.Connection, run_id: str | None) -> list[EpochMetrics]:
+    """The run's stored epochs, in order."""
+    rows = db.execute("SELECT metrics FROM epochs WHERE run_id = ? ORDER BY epoch", (run_id,)).fetchall()
+    return [epoch_from_json(m) for (m,) in rows]
+
+
 def refresh(db: sqlite3.Connection, run_ids: Iterable[str | None]) -> None:
     """Recompute the summary of each run from its stored epochs, inside the caller's transaction."""
     for run_id in dict.fromkeys(run_ids):
-        rows = db.execute("SELECT metrics FROM epochs WHERE run_id = ? ORDER BY epoch", (run_id,)).fetchall()
-        write(db, run_id, [epoch_from_json(m) for (m,) in rows])
+        write(db, run_id, _stored(db, run_id))
 
 
 def write(db: sqlite3.Connection, run_id: str | None, epochs: list[EpochMetrics]) -> None:
     """Store the summary of `epochs`, which are exactly the run's stored epochs (the caller's transaction)."""
-    db.execute(
-        "UPDATE runs SET epochs_done = ?, final_test_accuracy = ?, steady_epoch_seconds = ? WHERE run_id = ?",
-        (*summarise(epochs), run_id),
-    )
+    db.execute(_SET, (*summarise(epochs), run_id))
 
 
 class Running:
@@ -71,14 +74,10 @@ def after_epoch(db: sqlite3.Connection, run_id: str, metrics: EpochMetrics, runn
     if metrics.epoch == running.done + 1:
         running.add(metrics)
     else:
-        rows = db.execute("SELECT metrics FROM epochs WHERE run_id = ? ORDER BY epoch", (run_id,)).fetchall()
         running.__init__()
-        for m in [epoch_from_json(m) for (m,) in rows]:
+        for m in _stored(db, run_id):
             running.add(m)
-    db.execute(
-        "UPDATE runs SET epochs_done = ?, final_test_accuracy = ?, steady_epoch_seconds = ? WHERE run_id = ?",
-        (*running.values(), run_id),
-    )
+    db.execute(_SET, (*running.values(), run_id))
 
 
 def backfill(db: sqlite3.Connection) -> None:
